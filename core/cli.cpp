@@ -1,0 +1,220 @@
+#include "core/cli.h"
+
+// cxxopts splits vector values on ',' by default; `--set k=[1,2]` must stay whole.
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'
+#include <cxxopts.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/config_node.h"
+#include "core/experiment.h"
+
+#ifndef SVQA_VERSION
+#define SVQA_VERSION "unknown"
+#endif
+
+namespace svqa {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kRuntimeFailure = 1;
+constexpr int kUsageOrConfigError = 2;
+
+constexpr const char* kUsage = R"(usage: svqa <command> [options]
+
+commands:
+  run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
+  validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
+  list [--json]                                    every registered component with its options
+  --version                                        print the version
+
+`svqa <command> --help` shows a command's options.
+)";
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ExperimentArgs {
+  std::string path;
+  std::vector<std::string> overrides;
+  cxxopts::ParseResult result;
+};
+
+// Parses `svqa <command> EXP.yaml [--set ...] <extra options>`; returns nullopt after --help.
+std::optional<ExperimentArgs> parse_experiment_args(cxxopts::Options& options, int argc, const char* const* argv) {
+  options.add_options()("experiment", "experiment YAML file", cxxopts::value<std::string>())(
+      "set", "override one key, e.g. --set retrieval.options.retrieve_size=32 (repeatable)",
+      cxxopts::value<std::vector<std::string>>())("h,help", "show this help");
+  options.parse_positional({"experiment"});
+  options.positional_help("EXP.yaml");
+  ExperimentArgs args{"", {}, options.parse(argc, argv)};
+  if (args.result.count("help")) {
+    std::cout << options.help();
+    return std::nullopt;
+  }
+  if (!args.result.count("experiment")) throw UsageError("missing the experiment file (EXP.yaml)");
+  if (!args.result.unmatched().empty()) throw UsageError("unexpected argument '" + args.result.unmatched()[0] + "'");
+  args.path = args.result["experiment"].as<std::string>();
+  if (args.result.count("set")) args.overrides = args.result["set"].as<std::vector<std::string>>();
+  return args;
+}
+
+std::string component_summary(const ExperimentConfig& cfg, const Registries& registries) {
+  std::string out;
+  for (const auto& [section, _] : registries.sections()) {
+    const ComponentChoice* c = cfg.component(section);
+    out += (out.empty() ? "" : ", ") + section + ": " + (c ? c->type : "-");
+  }
+  return out;
+}
+
+int cmd_validate(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa validate", "Load, resolve and check an experiment without running it.");
+  options.add_options()("dump", "print the fully resolved config (after _base_, merge and --set)");
+  auto args = parse_experiment_args(options, argc, argv);
+  if (!args) return kOk;
+  ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
+  if (args->result.count("dump")) {
+    std::cout << to_yaml(cfg.resolved);
+  } else {
+    std::cout << args->path << ": ok: experiment '" << cfg.header.name << "' ("
+              << component_summary(cfg, registries) << ")\n";
+  }
+  return kOk;
+}
+
+int cmd_run(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa run", "Run an experiment.");
+  options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>());
+  auto args = parse_experiment_args(options, argc, argv);
+  if (!args) return kOk;
+  ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
+  ErrorList missing;
+  for (const auto& [section, registry] : registries.sections())
+    if (!cfg.component(section))
+      missing.add({args->path, 0, 0}, section,
+                  "missing section: svqa run needs a " + registry->kind() + " (`" + section + ": {type: NAME}`)");
+  missing.throw_if_any();
+
+  const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
+  const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
+  write_file_atomically(dir + "/config.yaml", to_yaml(cfg.resolved));
+  apply_runtime(cfg.header.runtime);
+  std::cout << cfg.header.name << ": resolved config written to " << dir << "/config.yaml\n";
+  return kOk;
+}
+
+nlohmann::json fields_json(const std::vector<FieldInfo>& fields) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : fields) {
+    nlohmann::json j = {{"name", f.name}, {"type", f.type}, {"doc", f.doc}, {"required", f.required}};
+    if (!f.required && f.fields.empty()) j["default"] = f.default_yaml;
+    if (f.min) j["min"] = *f.min;
+    if (f.max) j["max"] = *f.max;
+    if (!f.choices.empty()) j["choices"] = f.choices;
+    if (!f.pattern_doc.empty()) j["format"] = f.pattern_doc;
+    if (!f.fields.empty()) j["fields"] = fields_json(f.fields);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+void print_fields(const std::vector<FieldInfo>& fields, const std::string& indent) {
+  for (const auto& f : fields) {
+    std::string constraint;
+    if (!f.choices.empty()) {
+      for (const auto& c : f.choices) constraint += (constraint.empty() ? "" : "|") + c;
+    } else if (!f.pattern_doc.empty()) {
+      constraint = f.pattern_doc;
+    } else if (f.min || f.max) {
+      constraint = (f.min ? format_number(*f.min) : std::string("-inf")) + ".." +
+                   (f.max ? format_number(*f.max) : std::string("inf"));
+    }
+    std::string value = f.required ? "required" : f.fields.empty() ? "= " + f.default_yaml : "";
+    std::cout << indent << f.name << ": " << f.type << " " << value
+              << (constraint.empty() ? "" : " [" + constraint + "]") << "  # " << f.doc << "\n";
+    if (!f.fields.empty()) print_fields(f.fields, indent + "  ");
+  }
+}
+
+int cmd_list(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa list", "Every registered component with its options.");
+  options.add_options()("json", "machine-readable output")("h,help", "show this help");
+  auto result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help();
+    return kOk;
+  }
+  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
+  const auto header_fields = Schema<ExperimentHeader>().fields();
+
+  if (result.count("json")) {
+    nlohmann::json j = {{"version", SVQA_VERSION}, {"experiment", fields_json(header_fields)}};
+    j["registries"] = nlohmann::json::object();
+    for (const auto& [section, registry] : registries.sections()) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto* e : registry->infos())
+        entries.push_back({{"name", e->name},
+                           {"description", e->description},
+                           {"registered_at", e->registered_at.file + ":" + std::to_string(e->registered_at.line)},
+                           {"options", fields_json(e->options->fields())}});
+      j["registries"][section] = {{"kind", registry->kind()}, {"entries", std::move(entries)}};
+    }
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::cout << "experiment keys:\n";
+  print_fields(header_fields, "  ");
+  for (const auto& [section, registry] : registries.sections()) {
+    std::cout << "\n" << section << " (" << registry->kind() << "s, `" << section
+              << ": {type: NAME, options: {...}}`):\n";
+    if (registry->infos().empty()) std::cout << "  (none registered)\n";
+    for (const auto* e : registry->infos()) {
+      std::cout << "  " << e->name << "  # " << e->description << "\n";
+      print_fields(e->options->fields(), "    ");
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, const Registries& registries) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  try {
+    if (command == "--version" || command == "version") {
+      std::cout << "svqa " << SVQA_VERSION << "\n";
+      return kOk;
+    }
+    if (command == "-h" || command == "--help" || command == "help") {
+      std::cout << kUsage;
+      return kOk;
+    }
+    // Each command parses its own options from argv[1..] (argv[1] stands in as the program name).
+    if (command == "validate") return cmd_validate(argc - 1, argv + 1, registries);
+    if (command == "run") return cmd_run(argc - 1, argv + 1, registries);
+    if (command == "list") return cmd_list(argc - 1, argv + 1, registries);
+    throw UsageError(command.empty() ? "missing command"
+                                     : "unknown command '" + command + "'" +
+                                           did_you_mean(command, {"run", "validate", "list", "version"}));
+  } catch (const ConfigError& e) {
+    for (const auto& line : e.lines()) std::cerr << line << "\n";
+    return kUsageOrConfigError;
+  } catch (const UsageError& e) {
+    std::cerr << "svqa " << command << ": " << e.what() << "\n" << (command.empty() ? kUsage : "");
+    return kUsageOrConfigError;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "svqa " << command << ": " << e.what() << " (see svqa " << command << " --help)\n";
+    return kUsageOrConfigError;
+  } catch (const std::exception& e) {
+    std::cerr << "svqa " << command << ": error: " << e.what() << "\n";
+    return kRuntimeFailure;
+  }
+}
+
+}  // namespace svqa

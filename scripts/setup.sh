@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what svqa needs to build and test: Debian packages and the repo's .venv.
+# Idempotent: a second run checks and does nothing.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+apt_packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  python3-venv python3-dev
+  libyaml-cpp-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev catch2
+  libsentencepiece-dev libpcre2-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev
+)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+venv="$root/.venv"
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: creating Python environment in .venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q -r "$root/requirements.txt"
+  echo "$want" > "$stamp"
+fi

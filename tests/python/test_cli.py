@@ -1,0 +1,90 @@
+"""The svqa command line as users call it: exit codes, one-line errors, list --json."""
+
+import json
+import subprocess
+
+
+def svqa(svqa_bin, root, *args):
+    return subprocess.run([str(svqa_bin), *args], cwd=root, capture_output=True, text=True, timeout=60)
+
+
+def test_version(svqa_bin, root):
+    r = svqa(svqa_bin, root, "--version")
+    assert r.returncode == 0
+    assert r.stdout.startswith("svqa ")
+
+
+def test_validate_demo(svqa_bin, root):
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml")
+    assert r.returncode == 0, r.stderr
+    assert "experiments/demo.yaml: ok: experiment 'demo'" in r.stdout
+
+
+def test_dump_is_resolved_and_reflects_overrides(svqa_bin, root):
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump", "--set", "runtime.threads=1")
+    assert r.returncode == 0, r.stderr
+    assert "threads: 1" in r.stdout
+    assert "name: demo" in r.stdout
+
+
+def test_config_error_is_one_located_line_and_exit_2(svqa_bin, root, tmp_path):
+    exp = tmp_path / "x.yaml"
+    exp.write_text("runtime:\n  threads: ten\n")
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 2
+    assert r.stderr == f'{exp}:2:12: runtime.threads: expected a non-negative integer, got "ten"\n'
+    assert r.stdout == ""
+
+
+def test_unknown_strategy_names_the_registry(svqa_bin, root, tmp_path):
+    exp = tmp_path / "x.yaml"
+    exp.write_text("retrieval:\n  type: nearest\n")
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"{exp}:2:9: retrieval.type: unknown retrieval strategy 'nearest'")
+
+
+def test_bad_override_exit_2(svqa_bin, root):
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--set", "runtime.thread=2")
+    assert r.returncode == 2
+    assert r.stderr == "--set runtime.thread=2: runtime.thread: unknown key (did you mean 'threads'?)\n"
+
+
+def test_override_keeps_commas(svqa_bin, root):
+    # A list value must reach the schema whole, not split by the option parser.
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--set", "runtime.threads=[1,2]")
+    assert r.returncode == 2
+    assert r.stderr == '--set runtime.threads=[1,2]: runtime.threads: expected a non-negative integer, got a list\n'
+
+
+def test_missing_file_and_usage_errors(svqa_bin, root):
+    r = svqa(svqa_bin, root, "validate", "experiments/nope.yaml")
+    assert (r.returncode, r.stderr) == (2, "experiments/nope.yaml: file not found\n")
+    r = svqa(svqa_bin, root, "validate")
+    assert r.returncode == 2 and "missing the experiment file" in r.stderr
+    r = svqa(svqa_bin, root, "valdate", "x.yaml")
+    assert r.returncode == 2 and "did you mean 'validate'?" in r.stderr
+    r = svqa(svqa_bin, root, "list", "--jsn")
+    assert r.returncode == 2 and "jsn" in r.stderr
+
+
+def test_run_requires_every_component(svqa_bin, root, tmp_path):
+    r = svqa(svqa_bin, root, "run", "experiments/demo.yaml", "--out", str(tmp_path))
+    assert r.returncode == 2
+    assert "experiments/demo.yaml: backbone: missing section" in r.stderr
+    assert not any(tmp_path.iterdir()), "nothing is written for an experiment that cannot run"
+
+
+def test_list_json(svqa_bin, root):
+    r = svqa(svqa_bin, root, "list", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert set(data["registries"]) == {"backbone", "encoding", "retrieval", "benchmark"}
+    assert data["registries"]["retrieval"]["kind"] == "retrieval strategy"
+    for reg in data["registries"].values():
+        for entry in reg["entries"]:
+            assert entry["name"] and entry["description"] and "options" in entry
+    runtime = next(f for f in data["experiment"] if f["name"] == "runtime")
+    fields = {f["name"]: f for f in runtime["fields"]}
+    assert fields["dtype"]["choices"] == ["float32", "float16", "bfloat16"]
+    assert fields["threads"]["default"] == "0" and fields["threads"]["min"] == 0

@@ -1,0 +1,72 @@
+// Registries: explicit registration, duplicate names, unknown names with suggestions.
+
+#include <catch2/catch.hpp>
+
+#include "core/registries.h"
+#include "tests/test_registries.h"
+
+namespace svqa {
+
+namespace {
+struct Widget {
+  explicit Widget(int64_t s) : size(s) {}
+  int64_t size;
+};
+struct WidgetOptions {
+  int64_t size = 3;
+  static void declare(Schema<WidgetOptions>& s) { s.field("size", &WidgetOptions::size, "widget size").min(1); }
+};
+}  // namespace
+
+TEST_CASE("a registered factory builds its product from validated options", "[registry]") {
+  Registry<Widget> reg("widget");
+  reg.add<WidgetOptions>("box", "a box", [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); },
+                         SVQA_HERE);
+  ErrorList errors;
+  ConfigNode options = parse_yaml_text("{size: 9}", "test");
+  std::any parsed = reg.find_info("box")->options->parse_any(&options, "widget.options", errors);
+  REQUIRE(errors.empty());
+  CHECK(reg.create("box", parsed)->size == 9);
+  CHECK(reg.names() == std::vector<std::string>{"box"});
+}
+
+TEST_CASE("registering a name twice names both places", "[registry]") {
+  Registry<Widget> reg("widget");
+  auto make = [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); };
+  reg.add<WidgetOptions>("box", "first", make, SourceLoc{"strategies/a.cpp", 10, 0});
+  try {
+    reg.add<WidgetOptions>("box", "second", make, SourceLoc{"strategies/b.cpp", 20, 0});
+    FAIL("expected RegistryError");
+  } catch (const RegistryError& e) {
+    CHECK(std::string(e.what()) ==
+          "widget 'box' is registered twice: first at strategies/a.cpp:10, again at strategies/b.cpp:20. "
+          "Give one of them another name, or remove the second registration.");
+  }
+}
+
+TEST_CASE("SVQA_HERE records the registering file relative to the repo", "[registry]") {
+  Registry<Widget> reg("widget");
+  reg.add<WidgetOptions>("box", "a box", [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); },
+                         SVQA_HERE);
+  CHECK(reg.find_info("box")->registered_at.file == "tests/test_registry.cpp");
+}
+
+TEST_CASE("an unknown name lists the known ones and the closest match", "[registry]") {
+  const test::TestRegistries reg;
+  CHECK(reg.retrieval.unknown_name_message("extrenal") ==
+        "unknown retrieval strategy 'extrenal' (did you mean 'external'?); known: external, internal");
+  CHECK(reg.retrieval.unknown_name_message("zzz") == "unknown retrieval strategy 'zzz'; known: external, internal");
+  CHECK_THROWS_WITH(reg.retrieval.create("zzz", std::any{}),
+                    "unknown retrieval strategy 'zzz'; known: external, internal");
+}
+
+TEST_CASE("built-in registries hold only components that exist", "[registry]") {
+  // Each name here must be constructible; the list grows as strategies land.
+  const Registries reg = builtin_registries();
+  for (const auto& [section, registry] : reg.sections()) {
+    INFO(section);
+    CHECK(registry->names().empty());
+  }
+}
+
+}  // namespace svqa
