@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/config_node.h"
 #include "core/experiment.h"
+#include "models/tokenizer.h"
 
 #ifndef SVQA_VERSION
 #define SVQA_VERSION "unknown"
@@ -29,6 +30,7 @@ commands:
   run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
   validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
   list [--json]                                    every registered component with its options
+  tokenize TOKENIZER [--decode]                    JSON lines on stdin: strings → id lists (or back)
   --version                                        print the version
 
 `svqa <command> --help` shows a command's options.
@@ -182,6 +184,35 @@ int cmd_list(int argc, const char* const* argv, const Registries& registries) {
   return kOk;
 }
 
+// Reads one JSON value per stdin line: a string to encode, or (--decode) a list of ids.
+int cmd_tokenize(int argc, const char* const* argv) {
+  cxxopts::Options options("svqa tokenize", "Tokenize JSON strings from stdin, one per line, as JSON id lists.");
+  options.add_options()("tokenizer", "tokenizer.json or a directory holding it", cxxopts::value<std::string>())(
+      "decode", "read id lists, write strings")("h,help", "show this help");
+  options.parse_positional({"tokenizer"});
+  options.positional_help("TOKENIZER");
+  auto result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help();
+    return kOk;
+  }
+  if (!result.count("tokenizer")) throw UsageError("missing the tokenizer (tokenizer.json or its directory)");
+  const auto tokenizer = load_tokenizer(result["tokenizer"].as<std::string>());
+  const bool decode = result.count("decode") > 0;
+  std::string line;
+  for (size_t n = 1; std::getline(std::cin, line); ++n) {
+    nlohmann::json in;
+    try {
+      in = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("stdin line " + std::to_string(n) + ": not JSON: " + e.what());
+    }
+    if (decode) std::cout << nlohmann::json(tokenizer->decode(in.get<std::vector<int64_t>>())).dump() << "\n";
+    else std::cout << nlohmann::json(tokenizer->encode(in.get<std::string>())).dump() << "\n";
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, const Registries& registries) {
@@ -199,9 +230,10 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "validate") return cmd_validate(argc - 1, argv + 1, registries);
     if (command == "run") return cmd_run(argc - 1, argv + 1, registries);
     if (command == "list") return cmd_list(argc - 1, argv + 1, registries);
+    if (command == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
-                                           did_you_mean(command, {"run", "validate", "list", "version"}));
+                                           did_you_mean(command, {"run", "validate", "list", "tokenize", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";
     return kUsageOrConfigError;
