@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"

@@ -75,6 +75,7 @@ static ConfigNode load_with_bases(const fs::path& path, std::vector<fs::path>& c
 
 ConfigNode load_config(const std::string& path) {
   if (!fs::exists(path)) throw ConfigError({path, 0, 0}, "", "file not found");
+  if (fs::is_directory(path)) throw ConfigError({path, 0, 0}, "", "is a directory, expected a YAML file");
   std::vector<fs::path> chain{fs::canonical(path)};
   ConfigNode root = load_with_bases(fs::path(path), chain);
   strip_delete(root);

@@ -60,6 +60,8 @@ def test_override_keeps_commas(svqa_bin, root):
 def test_missing_file_and_usage_errors(svqa_bin, root):
     r = svqa(svqa_bin, root, "validate", "experiments/nope.yaml")
     assert (r.returncode, r.stderr) == (2, "experiments/nope.yaml: file not found\n")
+    r = svqa(svqa_bin, root, "validate", "experiments")
+    assert (r.returncode, r.stderr) == (2, "experiments: is a directory, expected a YAML file\n")
     r = svqa(svqa_bin, root, "validate")
     assert r.returncode == 2 and "missing the experiment file" in r.stderr
     r = svqa(svqa_bin, root, "valdate", "x.yaml")
