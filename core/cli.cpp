@@ -103,7 +103,8 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   for (const auto& [section, registry] : registries.sections())
     if (!cfg.component(section))
       missing.add({args->path, 0, 0}, section,
-                  "missing section: svqa run needs a " + registry->kind() + " (`" + section + ": {type: NAME}`)");
+                  "missing section (svqa run needs `" + section + ": {type: NAME}`; `svqa list` shows each " +
+                      registry->kind() + ")");
   missing.throw_if_any();
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
