@@ -65,6 +65,11 @@ std::vector<std::string> utf8_chars(const std::string& s) {
   return out;
 }
 
+// tokenizer.json writes one step either alone or as {"type": "Sequence", <key>: [steps]}.
+json steps_of(const json& j, const char* key) {
+  return j.is_object() && j.value("type", "") == "Sequence" ? j.at(key) : json::array({j});
+}
+
 // The pre-tokeniser of GPT-2's ByteLevel when `use_regex` is true.
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
@@ -150,21 +155,15 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
   for (const auto& [t, id] : vocab_) id_to_token_[static_cast<size_t>(id)] = t;
 
   // normalizer: null, NFC, or a Sequence of those.
-  const json normalizer = j.value("normalizer", json());
-  const json norms = normalizer.is_object() && normalizer.value("type", "") == "Sequence"
-                         ? normalizer.at("normalizers") : json::array({normalizer});
-  for (const auto& n : norms) {
+  for (const auto& n : steps_of(j.value("normalizer", json()), "normalizers")) {
     if (n.is_null()) continue;
     if (n.value("type", "") != "NFC") fail("normalizer", "only NFC is supported, got " + n.dump());
     nfc_ = true;
   }
 
   // pre_tokenizer: Split(Regex, Isolated) and/or ByteLevel(add_prefix_space=false), as Qwen2 uses.
-  const json pre = j.value("pre_tokenizer", json());
-  const json pres = pre.is_object() && pre.value("type", "") == "Sequence" ? pre.at("pretokenizers")
-                                                                            : json::array({pre});
   std::string pattern;
-  for (const auto& p : pres) {
+  for (const auto& p : steps_of(j.value("pre_tokenizer", json()), "pretokenizers")) {
     const std::string type = p.is_object() ? p.value("type", "") : "";
     if (type == "Split") {
       if (!p.at("pattern").contains("Regex")) fail("pre_tokenizer.pattern", "expected {\"Regex\": ...}");
