@@ -4,7 +4,9 @@
 #include <pcre2.h>
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -117,11 +119,12 @@ ByteLevelBpeTokenizer::~ByteLevelBpeTokenizer() = default;
 
 ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) : path_(tokenizer_json) {
   auto fail = [&](const std::string& field, const std::string& what) {
-    throw std::runtime_error(path_ + ": " + field + ": " + what);
+    throw std::runtime_error(path_ + ": " + (field.empty() ? "" : field + ": ") + what);
   };
   std::ifstream in(path_);
   if (!in) fail("", "cannot open file");
   json j;
+  std::string pattern;  // the pre-tokeniser's split regex
   try {
     j = json::parse(in);
   } catch (const json::exception& e) {
@@ -144,8 +147,32 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
       added_.push_back({t.at("content").get<std::string>(), t.at("id").get<int64_t>()});
       vocab_.emplace(added_.back().content, added_.back().id);
     }
+
+    // normalizer: null, NFC, or a Sequence of those.
+    for (const auto& n : steps_of(j.value("normalizer", json()), "normalizers")) {
+      if (n.is_null()) continue;
+      if (n.value("type", "") != "NFC") fail("normalizer", "only NFC is supported, got " + n.dump());
+      nfc_ = true;
+    }
+
+    // pre_tokenizer: Split(Regex, Isolated) and/or ByteLevel(add_prefix_space=false), as Qwen2 uses.
+    for (const auto& p : steps_of(j.value("pre_tokenizer", json()), "pretokenizers")) {
+      const std::string type = p.is_object() ? p.value("type", "") : "";
+      if (type == "Split") {
+        if (!p.at("pattern").contains("Regex")) fail("pre_tokenizer.pattern", "expected {\"Regex\": ...}");
+        if (p.value("behavior", "") != "Isolated" || p.value("invert", false))
+          fail("pre_tokenizer", "only Split with behavior Isolated is supported");
+        pattern = p.at("pattern").at("Regex").get<std::string>();
+      } else if (type == "ByteLevel") {
+        if (p.value("add_prefix_space", false)) fail("pre_tokenizer.add_prefix_space", "true is not supported");
+        if (p.value("use_regex", true)) pattern = kGpt2Pattern;
+      } else {
+        fail("pre_tokenizer", "unsupported pre-tokenizer " + p.dump());
+      }
+    }
+    if (pattern.empty()) fail("pre_tokenizer", "no split pattern (expected Split or ByteLevel with use_regex)");
   } catch (const json::exception& e) {
-    fail("model", std::string("malformed: ") + e.what());
+    fail("", std::string("malformed: ") + e.what());
   }
   std::stable_sort(added_.begin(), added_.end(),
                    [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
@@ -153,31 +180,6 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
   for (const auto& [t, id] : vocab_) max_id = std::max(max_id, id);
   id_to_token_.resize(static_cast<size_t>(max_id + 1));
   for (const auto& [t, id] : vocab_) id_to_token_[static_cast<size_t>(id)] = t;
-
-  // normalizer: null, NFC, or a Sequence of those.
-  for (const auto& n : steps_of(j.value("normalizer", json()), "normalizers")) {
-    if (n.is_null()) continue;
-    if (n.value("type", "") != "NFC") fail("normalizer", "only NFC is supported, got " + n.dump());
-    nfc_ = true;
-  }
-
-  // pre_tokenizer: Split(Regex, Isolated) and/or ByteLevel(add_prefix_space=false), as Qwen2 uses.
-  std::string pattern;
-  for (const auto& p : steps_of(j.value("pre_tokenizer", json()), "pretokenizers")) {
-    const std::string type = p.is_object() ? p.value("type", "") : "";
-    if (type == "Split") {
-      if (!p.at("pattern").contains("Regex")) fail("pre_tokenizer.pattern", "expected {\"Regex\": ...}");
-      if (p.value("behavior", "") != "Isolated" || p.value("invert", false))
-        fail("pre_tokenizer", "only Split with behavior Isolated is supported");
-      pattern = p.at("pattern").at("Regex").get<std::string>();
-    } else if (type == "ByteLevel") {
-      if (p.value("add_prefix_space", false)) fail("pre_tokenizer.add_prefix_space", "true is not supported");
-      if (p.value("use_regex", true)) pattern = kGpt2Pattern;
-    } else {
-      fail("pre_tokenizer", "unsupported pre-tokenizer " + p.dump());
-    }
-  }
-  if (pattern.empty()) fail("pre_tokenizer", "no split pattern (expected Split or ByteLevel with use_regex)");
   split_ = std::make_unique<Regex>(pattern, path_ + ": pre_tokenizer");
 }
 

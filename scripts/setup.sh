@@ -7,7 +7,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 apt_packages=(
   build-essential cmake ninja-build ccache pkg-config git
   python3-venv python3-dev
-  libyaml-cpp-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev catch2
+  libyaml-cpp-dev libcxxopts-dev nlohmann-json3-dev catch2
   libsentencepiece-dev libpcre2-dev libutf8proc-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev
 )
