@@ -12,7 +12,7 @@ std::string id_text(const nlohmann::json& v) { return v.is_string() ? v.get<std:
 
 }  // namespace
 
-std::vector<PredictionRecord> read_prediction_records(const std::string& path) {
+std::vector<PredictionRecord> read_prediction_records(const std::string& path, bool skip_torn_tail) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot read the predictions file");
   std::vector<PredictionRecord> out;
@@ -25,6 +25,7 @@ std::vector<PredictionRecord> read_prediction_records(const std::string& path) {
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {
+      if (skip_torn_tail && in.eof()) break;  // getline hit the end without a newline
       throw std::runtime_error(at + "not a JSON object: " + e.what());
     }
     if (!j.is_object()) fail("(line)", "expected a JSON object");

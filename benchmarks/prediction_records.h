@@ -27,6 +27,8 @@ struct PredictionRecord {
 };
 
 // Throws std::runtime_error "FILE:LINE: field: what was expected" at the first bad line.
-std::vector<PredictionRecord> read_prediction_records(const std::string& path);
+// `skip_torn_tail`: a last line without its newline that does not parse is what a killed writer
+// leaves (svqa's predictions.jsonl mid-run): skipped, not an error.
+std::vector<PredictionRecord> read_prediction_records(const std::string& path, bool skip_torn_tail = false);
 
 }  // namespace svqa

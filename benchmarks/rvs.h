@@ -2,7 +2,7 @@
 // RVS-Ego and RVS-Movie (ReKV's release of VStream-QA's real-time part): streaming, open-ended.
 // ReKV-style JSON (benchmarks/rekv_json.h); each question is asked at its end_time and
 // [start_time, end_time] is its evidence window. RVS-Movie's videos are .npy frame arrays at 1 fps.
-// Scored by a GPT judge (not here); `svqa score` reports the retrieval recall of the windows.
+// Scored by an LLM judge (benchmarks/llm_judge.h); `svqa score` also reports the retrieval recall of the windows.
 
 #include <string>
 

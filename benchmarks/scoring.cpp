@@ -56,6 +56,40 @@ std::string percent(std::optional<double> v) {
   return s.str();
 }
 
+std::string two_decimals(std::optional<double> v) {
+  if (!v) return "–";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << *v;
+  return s.str();
+}
+
+nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json judgment_json(const Judgment& j) {
+  nlohmann::json out = {{"verdict", j.ok ? verdict_name(j.verdict) : "failed"},
+                        {"score", j.score ? nlohmann::json(*j.score) : nlohmann::json(nullptr)},
+                        {"reply", j.reply},
+                        {"attempts", j.attempts},
+                        {"cached", j.cached}};
+  if (!j.ok) out["error"] = j.error;
+  return out;
+}
+
+nlohmann::json judge_tally_json(const JudgeTally& t) {
+  return {{"model", t.model},
+          {"judged", t.judged()},
+          {"yes", t.yes},
+          {"no", t.no},
+          {"neither", t.neither},
+          {"failed", t.failed},
+          {"no_reference", t.no_reference},
+          {"from_cache", t.from_cache},
+          {"accuracy", optional_json(t.accuracy())},
+          {"score_sum", t.score_sum},
+          {"score_count", t.score_count},
+          {"score", optional_json(t.mean_score())}};
+}
+
 nlohmann::json tally_json(const Tally& t) {
   return {{"questions", t.questions}, {"scored", t.scored()},     {"correct", t.correct},
           {"wrong", t.wrong},         {"unanswered", t.unanswered}, {"missing", t.missing},
@@ -73,6 +107,40 @@ void add_outcome(Tally& t, const std::string& outcome) {
   else if (outcome == "no_gold") ++t.no_gold;
 }
 
+using QuestionKey = std::pair<std::string, std::string>;  // stream id, question id
+
+// Which prediction answers each question: by (stream, id), or by id alone where the id is in one
+// stream only; the last of several counts. Every question has an entry (null: no prediction).
+std::map<QuestionKey, const PredictionRecord*> match_predictions(const std::vector<Stream>& streams,
+                                                                 const std::vector<PredictionRecord>& predictions,
+                                                                 int64_t& unmatched, int64_t& duplicates) {
+  std::map<QuestionKey, const PredictionRecord*> by_key;
+  std::map<std::string, std::vector<std::string>> streams_of_id;
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) {
+      by_key[{s.id, q.id}] = nullptr;
+      streams_of_id[q.id].push_back(s.id);
+    }
+  for (const auto& p : predictions) {
+    QuestionKey key{p.stream, p.question_id};
+    if (!by_key.count(key)) {
+      const auto it = streams_of_id.find(p.question_id);
+      if (it == streams_of_id.end()) {
+        ++unmatched;
+        continue;
+      }
+      if (it->second.size() > 1)
+        throw std::runtime_error("predictions line " + std::to_string(p.line) + ": question_id '" + p.question_id +
+                                 "' is in several streams (" + it->second[0] + ", " + it->second[1] +
+                                 ", ...): give \"stream\" too");
+      key = {it->second[0], p.question_id};
+    }
+    if (by_key[key]) ++duplicates;  // the last one counts
+    by_key[key] = &p;
+  }
+  return by_key;
+}
+
 }  // namespace
 
 std::optional<double> Tally::accuracy() const {
@@ -83,43 +151,27 @@ std::optional<double> RecallTally::recall() const {
   return with_retrieval ? std::optional<double>(double(hits) / double(with_retrieval)) : std::nullopt;
 }
 
+std::optional<double> JudgeTally::accuracy() const {
+  return yes + no ? std::optional<double>(double(yes) / double(yes + no)) : std::nullopt;
+}
+
+std::optional<double> JudgeTally::mean_score() const {
+  return score_count ? std::optional<double>(double(score_sum) / double(score_count)) : std::nullopt;
+}
+
 ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, const std::vector<Stream>& streams,
                               const std::vector<PredictionRecord>& predictions) {
-  // Where each question is: by (stream, id) and by id alone.
-  std::map<std::pair<std::string, std::string>, const PredictionRecord*> by_key;
-  std::map<std::string, std::vector<std::string>> streams_of_id;
-  for (const auto& s : streams)
-    for (const auto& q : s.questions) {
-      by_key[{s.id, q.id}] = nullptr;
-      streams_of_id[q.id].push_back(s.id);
-    }
   ScoreReport report;
   report.benchmark = benchmark;
   report.rule = rule;
-  for (const auto& p : predictions) {
-    std::pair<std::string, std::string> key{p.stream, p.question_id};
-    if (!by_key.count(key)) {
-      const auto it = streams_of_id.find(p.question_id);
-      if (it == streams_of_id.end()) {
-        ++report.unmatched_predictions;
-        continue;
-      }
-      if (it->second.size() > 1)
-        throw std::runtime_error("predictions line " + std::to_string(p.line) + ": question_id '" + p.question_id +
-                                 "' is in several streams (" + it->second[0] + ", " + it->second[1] +
-                                 ", ...): give \"stream\" too");
-      key = {it->second[0], p.question_id};
-    }
-    if (by_key[key]) ++report.duplicate_predictions;  // the last one counts
-    by_key[key] = &p;
-  }
+  auto by_key = match_predictions(streams, predictions, report.unmatched_predictions, report.duplicate_predictions);
 
   const TableConvention convention = table_convention(benchmark);
   std::map<std::string, Tally> by_category;
   for (const auto& s : streams)
     for (const auto& q : s.questions) {
       const PredictionRecord* p = by_key[{s.id, q.id}];
-      QuestionScore qs{s.id, q.id, q.category, "", "", std::nullopt};
+      QuestionScore qs{s.id, q.id, q.category, "", "", std::nullopt, std::nullopt};
       if (!p) qs.outcome = "missing";
       else if (!p->error.empty()) qs.outcome = "errored";
       else if (q.options.empty()) qs.outcome = "open_ended";
@@ -172,6 +224,55 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
   return report;
 }
 
+void judge_open_ended(ScoreReport& report, const std::vector<Stream>& streams,
+                      const std::vector<PredictionRecord>& predictions, LlmJudge& judge, std::ostream* progress) {
+  int64_t unmatched = 0, duplicates = 0;  // already counted by score_predictions
+  const auto by_key = match_predictions(streams, predictions, unmatched, duplicates);
+  std::map<QuestionKey, const Question*> questions;
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) questions[{s.id, q.id}] = &q;
+
+  JudgeTally tally;
+  tally.model = judge.model();
+  int64_t total = 0, done = 0;
+  for (const auto& qs : report.questions) total += qs.outcome == "open_ended";
+  auto count_done = [&] {
+    ++done;
+    if (progress && (done % 100 == 0 || done == total))
+      *progress << "judge: " << done << " / " << total << " (" << tally.failed << " failed, " << tally.from_cache
+                << " from the cache)\n";
+  };
+  for (auto& qs : report.questions) {
+    if (qs.outcome != "open_ended") continue;
+    const auto q = questions.find({qs.stream, qs.id});
+    const auto p = by_key.find({qs.stream, qs.id});
+    if (q == questions.end() || p == by_key.end() || !p->second)
+      throw std::runtime_error("judge: question " + qs.stream + " " + qs.id +
+                               " of the report is not in these streams and predictions");
+    if (q->second->answer.empty()) {  // nothing to compare with (a stream_list question without a reference)
+      ++tally.no_reference;
+      count_done();
+      continue;
+    }
+    Judgment j = judge.judge(q->second->text, q->second->answer, p->second->output);
+    if (!j.ok) {
+      ++tally.failed;
+      if (progress)
+        *progress << "judge: " << qs.stream << " " << qs.id << ": failed after " << j.attempts
+                  << (j.attempts == 1 ? " try: " : " tries: ") << j.error << "\n";
+    } else {
+      tally.yes += j.verdict == JudgeVerdict::yes;
+      tally.no += j.verdict == JudgeVerdict::no;
+      tally.neither += j.verdict == JudgeVerdict::neither;
+      tally.from_cache += j.cached;
+      if (j.score) tally.score_sum += *j.score, ++tally.score_count;
+    }
+    qs.judgment = std::move(j);
+    count_done();
+  }
+  report.judge = std::move(tally);
+}
+
 std::string score_markdown(const ScoreReport& r) {
   const TableConvention convention = table_convention(r.benchmark);
   auto label = [&](const std::string& name) {
@@ -195,9 +296,26 @@ std::string score_markdown(const ScoreReport& r) {
     s << "- not scored: " << t.unanswered << " unanswered (left out by the rule), " << t.missing
       << " without a prediction, " << t.errored << " errored, " << t.no_gold << " without a gold answer\n";
   }
-  if (r.open_ended)
+  if (r.judge) {
+    const JudgeTally& j = *r.judge;
+    if (r.overall.questions) s << "\n";  // after the bullets of the multiple-choice table
+    s << "**open-ended**, judged by `" << j.model
+      << "` (Video-ChatGPT prompt; compare only runs judged by the same model)\n\n"
+      << "| questions | answered | judged | yes | no | neither | failed | accuracy (%) | score (0–5) |\n"
+      << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+      << "| " << r.open_ended << " | " << r.open_ended_answered << " | " << j.judged() << " | " << j.yes << " | "
+      << j.no << " | " << j.neither << " | " << j.failed << " | " << percent(j.accuracy()) << " | "
+      << two_decimals(j.mean_score()) << " |\n\n"
+      << "- accuracy = yes / (yes + no); score = mean of int(score) over the " << j.score_count
+      << " judged replies with a score; " << j.from_cache << " judgments from the cache\n";
+    if (j.no_reference) s << "- " << j.no_reference << " answered without a reference answer: not judged\n";
+    if (j.failed)
+      s << "- " << j.failed << " failed (no readable reply after every try; in neither number): "
+        << "rerun to retry them (the judged ones are cached)\n";
+  } else if (r.open_ended) {
     s << "- open-ended: " << r.open_ended << " questions, " << r.open_ended_answered
       << " answered; they need the GPT judge (not scored here)\n";
+  }
   if (r.recall.with_evidence)
     s << "- retrieval recall (a block retrieved at any layer overlaps the evidence): " << r.recall.hits << " / "
       << r.recall.with_retrieval << " = " << percent(r.recall.recall()) << " %"
@@ -223,6 +341,7 @@ std::string score_json(const ScoreReport& r) {
     nlohmann::json j = {{"stream", q.stream}, {"question_id", q.id}, {"category", q.category},
                         {"outcome", q.outcome}, {"parsed", q.parsed}};
     if (q.evidence_hit) j["evidence_hit"] = *q.evidence_hit;
+    if (q.judgment) j["judge"] = judgment_json(*q.judgment);
     questions.push_back(std::move(j));
   }
   nlohmann::json j = {
@@ -241,7 +360,9 @@ std::string score_json(const ScoreReport& r) {
       {"unmatched_predictions", r.unmatched_predictions},
       {"duplicate_predictions", r.duplicate_predictions},
       {"questions", questions}};
-  return j.dump(2) + "\n";
+  if (r.judge) j["open_ended"]["judge"] = judge_tally_json(*r.judge);
+  // Judge replies are any text a server sent: replace bad UTF-8 rather than throw.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace svqa

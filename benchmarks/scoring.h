@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "benchmarks/llm_judge.h"
 #include "benchmarks/prediction_records.h"
 #include "core/benchmark.h"
 
@@ -31,11 +33,25 @@ struct RecallTally {
   std::optional<double> recall() const;
 };
 
+// Open-ended questions judged by the LLM judge (benchmarks/llm_judge.h), as the reference script
+// aggregates them: accuracy = yes / (yes + no); score = the mean of int(score) over the judged
+// replies that have one. Failed questions (no readable reply after every try) are in neither.
+struct JudgeTally {
+  std::string model;
+  int64_t yes = 0, no = 0, neither = 0, failed = 0, from_cache = 0;
+  int64_t no_reference = 0;  // answered, but the question has no reference answer: not judged
+  int64_t score_sum = 0, score_count = 0;
+  int64_t judged() const { return yes + no + neither; }
+  std::optional<double> accuracy() const;
+  std::optional<double> mean_score() const;
+};
+
 struct QuestionScore {
   std::string stream, id, category;
   std::string outcome;  // correct, wrong, unanswered, missing, errored, no_gold, open_ended
   std::string parsed;   // what the rule read from the output
   std::optional<bool> evidence_hit;
+  std::optional<Judgment> judgment;  // open-ended questions with an output, once judged
 };
 
 struct ScoreReport {
@@ -44,7 +60,8 @@ struct ScoreReport {
   Tally overall;
   std::vector<std::pair<std::string, Tally>> categories;  // the official table's order, then by name
   std::optional<double> macro_accuracy;                    // MLVU: M-Avg
-  int64_t open_ended = 0, open_ended_answered = 0;         // need a judge (RVS): not scored here
+  int64_t open_ended = 0, open_ended_answered = 0;         // need the LLM judge (RVS)
+  std::optional<JudgeTally> judge;                         // set by judge_open_ended
   RecallTally recall;
   int64_t unmatched_predictions = 0, duplicate_predictions = 0;
   std::vector<QuestionScore> questions;
@@ -54,6 +71,12 @@ struct ScoreReport {
 // Throws std::runtime_error when a prediction's question id is ambiguous (in several streams, no "stream").
 ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, const std::vector<Stream>& streams,
                               const std::vector<PredictionRecord>& predictions);
+
+// Judges every answered open-ended question of `report` (outcome "open_ended") with `judge`, sets
+// its QuestionScore::judgment and report.judge. `progress` (may be null) gets a line per failure
+// and a count now and then. Throws std::runtime_error as score_predictions does.
+void judge_open_ended(ScoreReport& report, const std::vector<Stream>& streams,
+                      const std::vector<PredictionRecord>& predictions, LlmJudge& judge, std::ostream* progress);
 
 std::string score_markdown(const ScoreReport& report);  // the table and the counts beside it
 std::string score_json(const ScoreReport& report);      // everything, per question too (indented JSON)

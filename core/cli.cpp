@@ -3,6 +3,7 @@
 // cxxopts splits vector values on ',' by default; `--set k=[1,2]` must stay whole.
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'
 #include <cxxopts.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
@@ -44,6 +45,7 @@ commands:
   embed --model DIR (--frames SRC | --text TEXT)   image-text embeddings (external retrieval); --out writes .npy
   benchmark inspect NAME ANNOTATIONS               load an annotation file: counts, categories, every problem
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
+  report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
   --version                                        print the version
 
 `svqa <command> --help` shows a command's options.
@@ -128,8 +130,8 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   write_file_atomically(dir + "/config.yaml", to_yaml(cfg.resolved));
   apply_runtime(cfg.header.runtime);
   at::InferenceMode inference;
-  const int errors = run_streams(cfg, registries, dir, std::cout);
-  std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json)"
+  const int errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
+  std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
             << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";
   return kOk;
 }
@@ -262,10 +264,11 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "embed") return cmd_embed(argc - 1, argv + 1);
     if (command == "benchmark") return cmd_benchmark(argc - 1, argv + 1, registries);
     if (command == "score") return cmd_score(argc - 1, argv + 1, registries);
+    if (command == "report") return cmd_report(argc - 1, argv + 1, registries);
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
                                            did_you_mean(command, {"run", "grid", "validate", "list", "tokenize", "probe",
-                                                                  "frames", "make-video", "embed", "benchmark", "score", "version"}));
+                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";
     return kUsageOrConfigError;

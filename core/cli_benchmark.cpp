@@ -11,12 +11,14 @@
 #include <map>
 
 #include "benchmarks/answer_parsing.h"
+#include "benchmarks/llm_judge.h"
 #include "benchmarks/prediction_records.h"
 #include "benchmarks/scoring.h"
 #include "core/atomic_file.h"
 #include "core/benchmark.h"
 #include "core/cli_commands.h"
 #include "core/config_node.h"
+#include "core/experiment.h"
 #include "core/registries.h"
 
 namespace svqa {
@@ -64,6 +66,45 @@ std::unique_ptr<Benchmark> make_benchmark(const Registries& registries, const cx
   std::any parsed = info->options->parse_any(&options, "benchmark.options", errors);
   errors.throw_if_any();
   return registries.benchmark.create(name, parsed);
+}
+
+// The LLM judge's options of `svqa score` (the `judge` section of an experiment, docs/benchmarks.md).
+void add_judge_options(cxxopts::Options& options) {
+  const JudgeOptions defaults;
+  auto add = options.add_options("LLM judge of open-ended answers (RVS)");
+  add("judge-url", "OpenAI-compatible API root (…/v1); default $OPENAI_BASE_URL; neither: not judged",
+      cxxopts::value<std::string>());
+  add("judge-model", "judge model; default $SVQA_JUDGE_MODEL", cxxopts::value<std::string>());
+  add("judge-key-env",
+      "environment variable holding the API key; unset: no Authorization header (default " + defaults.api_key_env +
+          ")",
+      cxxopts::value<std::string>());
+  add("judge-timeout", "seconds one request may take (default " + std::to_string(int(defaults.timeout_s)) + ")",
+      cxxopts::value<double>());
+  add("judge-attempts",
+      "tries per question, then it counts as failed (default " + std::to_string(defaults.max_attempts) + ")",
+      cxxopts::value<int64_t>());
+  add("judge-backoff",
+      "seconds before the 2nd try, doubled before each next one (default " +
+          std::to_string(int(defaults.backoff_s)) + ")",
+      cxxopts::value<double>());
+  add("judge-cache", "JSON Lines cache of judgments (default: judge_cache.jsonl beside the predictions; \"\": none)",
+      cxxopts::value<std::string>());
+}
+
+// JudgeOptions from the flags; what is not given keeps its default (or environment fallback).
+JudgeOptions judge_options(const cxxopts::ParseResult& args, const std::string& predictions_path) {
+  JudgeOptions o;
+  if (args.count("judge-url")) o.base_url = args["judge-url"].as<std::string>();
+  if (args.count("judge-model")) o.model = args["judge-model"].as<std::string>();
+  if (args.count("judge-key-env")) o.api_key_env = args["judge-key-env"].as<std::string>();
+  if (args.count("judge-timeout")) o.timeout_s = args["judge-timeout"].as<double>();
+  if (args.count("judge-attempts")) o.max_attempts = args["judge-attempts"].as<int64_t>();
+  if (args.count("judge-backoff")) o.backoff_s = args["judge-backoff"].as<double>();
+  o.cache = args.count("judge-cache")
+                ? args["judge-cache"].as<std::string>()
+                : (std::filesystem::path(predictions_path).parent_path() / "judge_cache.jsonl").string();
+  return o;
 }
 
 cxxopts::ParseResult parse(cxxopts::Options& options, int argc, const char* const* argv,
@@ -140,10 +181,12 @@ int cmd_benchmark(int argc, const char* const* argv, const Registries& registrie
 int cmd_score(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa score",
                            "Score predictions (JSON Lines: question_id and the model's raw output; svqa's "
-                           "predictions.jsonl) with the benchmark's official rules; prints a markdown table.");
+                           "predictions.jsonl) with the benchmark's official rules; prints a markdown table. "
+                           "Open-ended answers (RVS) are judged by an LLM when a judge URL is known.");
   add_benchmark_options(options);
   options.add_options()("predictions", "PREDICTIONS.jsonl", cxxopts::value<std::string>())(
       "out", "also write everything, per question too, as JSON here", cxxopts::value<std::string>());
+  add_judge_options(options);
   options.positional_help("NAME ANNOTATIONS PREDICTIONS.jsonl");
   const auto args = parse(options, argc, argv, {"name", "annotations", "predictions"});
   if (args.count("help")) {
@@ -151,11 +194,28 @@ int cmd_score(int argc, const char* const* argv, const Registries& registries) {
     return 0;
   }
   if (!args.count("predictions")) throw UsageError("missing the predictions file (PREDICTIONS.jsonl)");
+  const std::string predictions_path = args["predictions"].as<std::string>();
   auto benchmark = make_benchmark(registries, args);
   const std::vector<Stream> streams = benchmark->streams();
-  const auto predictions = read_prediction_records(args["predictions"].as<std::string>());
-  const ScoreReport report =
+  const auto predictions = read_prediction_records(predictions_path);
+  ScoreReport report =
       score_predictions(args["name"].as<std::string>(), benchmark->answer_rule(), streams, predictions);
+  const JudgeOptions judge = judge_options(args, predictions_path);
+  if (report.open_ended && !LlmJudge::resolved_base_url(judge).empty()) {
+    std::unique_ptr<LlmJudge> llm;
+    try {
+      llm = std::make_unique<LlmJudge>(judge);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string(e.what()) + " (the --judge-* options of svqa score --help)");
+    }
+    std::cerr << "judge: " << llm->model() << " at " << llm->endpoint() << "; " << llm->cached_judgments()
+              << " judgments cached in " << (judge.cache.empty() ? "(no cache)" : judge.cache);
+    if (llm->cache_lines_skipped()) std::cerr << " (" << llm->cache_lines_skipped() << " unreadable lines skipped)";
+    std::cerr << "\n";
+    judge_open_ended(report, streams, predictions, *llm, &std::cerr);
+  } else if (report.open_ended && (args.count("judge-model") || args.count("judge-key-env"))) {
+    std::cerr << "svqa score: warning: no judge URL (--judge-url or $OPENAI_BASE_URL): open-ended answers not judged\n";
+  }
   std::cout << score_markdown(report);
   if (args.count("out")) write_file_atomically(args["out"].as<std::string>(), score_json(report));
   return 0;

@@ -21,5 +21,6 @@ int cmd_embed(int argc, const char* const* argv);
 int cmd_benchmark(int argc, const char* const* argv, const Registries& registries);  // cli_benchmark.cpp
 int cmd_score(int argc, const char* const* argv, const Registries& registries);      // cli_benchmark.cpp
 int cmd_grid(int argc, const char* const* argv, const Registries& registries);       // cli_grid.cpp
+int cmd_report(int argc, const char* const* argv, const Registries& registries);     // cli_report.cpp
 
 }  // namespace svqa

@@ -6,6 +6,8 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -14,6 +16,7 @@
 #include "core/config_loader.h"
 #include "core/experiment.h"
 #include "core/grid.h"
+#include "core/progress.h"
 #include "core/stream_runner.h"
 
 namespace svqa {
@@ -56,6 +59,9 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
 
   int errors = 0;
   at::InferenceMode inference;
+  int64_t my_runs = 0;
+  for (size_t i = 0; i < runs.size(); ++i) my_runs += static_cast<int64_t>(i) % shard.second == shard.first;
+  Progress progress(my_runs, 0);
   for (size_t i = 0; i < runs.size(); ++i) {
     const bool mine = static_cast<int64_t>(i) % shard.second == shard.first;
     const std::string dir = (std::filesystem::path(out_root) / grid_name / runs[i].directory()).string();
@@ -67,7 +73,8 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
     std::cout << "== run " << i + 1 << "/" << runs.size() << ": " << runs[i].name << "\n";
     write_file_atomically(dir + "/config.yaml", to_yaml(runs[i].config));
     apply_runtime(configs[i].header.runtime);
-    errors += run_streams(configs[i], registries, dir, std::cout);
+    errors += run_streams(configs[i], registries, dir, std::cout, isatty(STDOUT_FILENO));
+    std::cout << "== runs of this " << (shard.second > 1 ? "shard " : "grid ") << progress.step() << "\n";
   }
   if (!args.count("list"))
     std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << out_root << "/" << grid_name

@@ -59,6 +59,34 @@ struct StreamOptions {
   }
 };
 
+// The LLM judge of open-ended answers (RVS): any OpenAI-compatible chat-completions endpoint,
+// asked with the Video-ChatGPT yes/no + 0-5 prompt (benchmarks/llm_judge.h). Off while no base
+// URL is given here or in $OPENAI_BASE_URL. The key is never written in a config file: it is read
+// from the environment variable named by api_key_env.
+struct JudgeOptions {
+  std::string base_url;  // e.g. https://api.openai.com/v1; empty: $OPENAI_BASE_URL; neither: no judging
+  std::string model;     // empty: $SVQA_JUDGE_MODEL
+  std::string api_key_env = "OPENAI_API_KEY";
+  double timeout_s = 60;
+  int64_t max_attempts = 3;
+  double backoff_s = 2;
+  std::string cache;  // JSON Lines of judgments; empty: judge_cache.jsonl beside the run directory
+  static void declare(Schema<JudgeOptions>& s) {
+    s.field("base_url", &JudgeOptions::base_url,
+            "OpenAI-compatible API root (…/v1); empty: $OPENAI_BASE_URL; neither: open-ended answers are not judged");
+    s.field("model", &JudgeOptions::model,
+            "judge model, e.g. gpt-3.5-turbo-0125; empty: $SVQA_JUDGE_MODEL (numbers move with it: never compare across judges)");
+    s.field("api_key_env", &JudgeOptions::api_key_env, "environment variable holding the API key (may be unset for local servers)");
+    s.field("timeout_s", &JudgeOptions::timeout_s, "seconds one request may take").min(0.001);
+    s.field("max_attempts", &JudgeOptions::max_attempts,
+            "tries per question (failed or unparseable replies); then it is counted as failed").min(1);
+    s.field("backoff_s", &JudgeOptions::backoff_s, "wait before the 2nd try, doubled before each next one").min(0);
+    s.field("cache", &JudgeOptions::cache,
+            "judgments cached by (question, answer, prediction, model); empty: judge_cache.jsonl beside the run's "
+            "directory (the results root; a grid's folder, shared by its runs)");
+  }
+};
+
 // The scalar part of an experiment; component sections are validated through the registries.
 struct ExperimentHeader {
   std::string name;
@@ -66,12 +94,14 @@ struct ExperimentHeader {
   RuntimeOptions runtime;
   OutputOptions output;
   StreamOptions stream;
+  JudgeOptions judge;
   static void declare(Schema<ExperimentHeader>& s) {
     s.field("name", &ExperimentHeader::name, "experiment name; defaults to the file name without .yaml");
     s.field("description", &ExperimentHeader::description, "free text shown in reports");
     s.field("runtime", &ExperimentHeader::runtime, "device, dtype, threads, seed");
     s.field("output", &ExperimentHeader::output, "where results go");
     s.field("stream", &ExperimentHeader::stream, "frame sampling, prompts, positions, decoding, memory tiers");
+    s.field("judge", &ExperimentHeader::judge, "LLM judge of open-ended answers (RVS)");
   }
 };
 

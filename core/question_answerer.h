@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct Answer {
   std::string text;
   std::vector<std::vector<int64_t>> selected;  // block ids per layer, in context order
   std::vector<int64_t> context_tokens;         // per layer: sinks + selected tokens
+  std::map<int64_t, double> block_scores;      // the retrieval strategy's score per block, if it scores
   at::Tensor prompt_logits;                    // [vocab] float32 after the prompt prefill
   double retrieve_seconds = 0, prefill_seconds = 0, decode_seconds = 0;
 };

@@ -3,6 +3,7 @@
 // registered in that folder's register_builtin.cpp with a typed options struct.
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/memory_bank.h"
@@ -41,6 +42,9 @@ class RetrievalStrategy {
   virtual void observe(const VisualUnit& unit) { (void)unit; }
   // A new stream begins: drop what was observed.
   virtual void begin_stream() {}
+  // The score each block got for the current question (mean over layers where every layer scores),
+  // recorded per question for reports (the temporal bias of retrieval); empty: the strategy does not score.
+  virtual std::map<int64_t, double> block_scores() const { return {}; }
 };
 
 }  // namespace svqa

@@ -8,9 +8,13 @@
 #include <sstream>
 
 #include "benchmarks/answer_parsing.h"
+#include "benchmarks/llm_judge.h"
+#include "benchmarks/prediction_records.h"
+#include "benchmarks/scoring.h"
 #include "core/atomic_file.h"
 #include "core/benchmark.h"
 #include "core/prediction_log.h"
+#include "core/progress.h"
 #include "core/question_answerer.h"
 #include "core/strategy.h"
 #include "models/backbone.h"
@@ -70,9 +74,21 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+// The retrieval scores of a question as [[block start s, score], ...] in block order, 5 significant digits.
+nlohmann::json scores_json(const std::map<int64_t, double>& scores, const MemoryBank& bank) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, score] : scores) {
+    std::ostringstream v;
+    v << std::setprecision(5) << score;
+    out.push_back({bank.info(id).start_time, std::stod(v.str())});
+  }
+  return out;
+}
+
 }  // namespace
 
-int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log) {
+int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
+                bool live_progress) {
   const auto& so = cfg.header.stream;
   const auto& comp = [&](const char* section) -> const ComponentChoice& { return *cfg.component(section); };
   auto backbone = registries.backbone.create(comp("backbone").type, comp("backbone").options, cfg.header.runtime);
@@ -99,7 +115,7 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
       << (skipped ? " (" + std::to_string(skipped) + " already answered: resuming)" : std::string()) << "\n";
 
   int errors = 0;
-  int64_t finished = skipped;
+  Progress progress(total, skipped);
   double encode_seconds_total = 0;
   int64_t encoded_frames_total = 0;
   for (const auto& stream : streams) {
@@ -111,7 +127,7 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
       const nlohmann::json time = std::isfinite(q.time) ? nlohmann::json(q.time) : nlohmann::json(nullptr);  // offline
       predictions.append({{"stream", stream.id}, {"question_id", q.id}, {"time", time}, {"question", q.text},
                           {"category", q.category}, {"error", why}});
-      log << "  [" << ++finished << "/" << total << "] " << stream.id << "/" << q.id << ": error: " << why << "\n";
+      log << "  " << progress.step() << " " << stream.id << "/" << q.id << ": error: " << why << "\n";
       ++errors;
     };
     Frames frames;
@@ -150,13 +166,19 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
       visible -= visible % units.frames_per_unit();
       const auto t0 = Clock::now();
       const int64_t chunk = std::max<int64_t>(units.frames_per_unit(), so.chunk_frames - so.chunk_frames % units.frames_per_unit());
+      const int64_t encoded_before = encoded;
       while (encoded < visible) {
         const int64_t count = std::min(chunk, visible - encoded);
         const auto batch = units.make(encoded, count, video_start, encoder->next_position());
         encoder->encode(*backbone, batch, bank);
         for (const auto& u : batch) retrieval->observe(u);
         encoded += count;
+        if (live_progress)
+          redraw_line(log, "  encoding " + stream.id + " " + progress_bar(encoded, n_frames, 30) + " " +
+                               std::to_string(encoded) + "/" + std::to_string(n_frames) + " frames, " +
+                               fixed(static_cast<double>(encoded - encoded_before) / seconds_since(t0), 1) + " fps");
       }
+      if (live_progress && encoded > encoded_before) redraw_line(log, "");
       const double encode_s = seconds_since(t0);
       encode_seconds += encode_s;
       if (predictions.done(stream.id, q.id)) continue;
@@ -184,9 +206,13 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
                             {"prediction", a.text}, {"prediction_ids", a.ids},
                             {"retrieved", a.selected}, {"block_spans", spans},
                             {"context_tokens", a.context_tokens}, {"frames_encoded", encoded},
-                            {"timing", {{"encode_s", encode_s}, {"retrieve_s", a.retrieve_seconds},
-                                        {"prefill_s", a.prefill_seconds}, {"decode_s", a.decode_seconds}}},
+                            {"timing", {{"encode_s", encode_s}, {"encode_frames", encoded - encoded_before},
+                                        {"retrieve_s", a.retrieve_seconds}, {"prefill_s", a.prefill_seconds},
+                                        {"decode_s", a.decode_seconds},
+                                        // the first token is the argmax of the prompt prefill's logits
+                                        {"ttft_s", a.retrieve_seconds + a.prefill_seconds}}},
                             {"memory", memory_json(bank.accounting())}};
+      if (!a.block_scores.empty()) rec["retrieval_scores"] = scores_json(a.block_scores, bank);
       if (!q.options.empty()) {
         const Verdict v = judge(rule, q, a.text);  // unanswered or no gold: no "correct"
         rec["letter"] = v.parsed;
@@ -194,7 +220,7 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
           rec["correct"] = v.outcome == Verdict::Outcome::correct;
       }
       predictions.append(rec);
-      log << "  [" << ++finished << "/" << total << "] " << stream.id << "/" << q.id << " @" << fixed(q.time, 1)
+      log << "  " << progress.step() << " " << stream.id << "/" << q.id << " @" << fixed(q.time, 1)
           << " s: " << nlohmann::json(a.text).dump() << "\n";
     }
     encode_seconds_total += encode_seconds;
@@ -226,6 +252,22 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
                         {"decode", answered ? decode / answered : 0.0}}},
       {"encode_fps_this_run", encode_seconds_total > 0 ? encoded_frames_total / encode_seconds_total : 0.0}};
   write_file_atomically(dir + "/metrics.json", metrics.dump(2) + "\n");
+  const auto records = read_prediction_records(dir + "/predictions.jsonl");
+  ScoreReport scores = score_predictions(comp("benchmark").type, rule, streams, records);
+  if (scores.open_ended_answered && !LlmJudge::resolved_base_url(cfg.header.judge).empty()) {
+    JudgeOptions judge_options = cfg.header.judge;
+    if (judge_options.cache.empty())  // shared by the runs beside this one (a grid's), so none is judged twice
+      judge_options.cache = (std::filesystem::path(dir).parent_path() / "judge_cache.jsonl").string();
+    LlmJudge llm(judge_options);
+    log << "judging " << scores.open_ended_answered << " open-ended answers with " << llm.model() << " at "
+        << llm.endpoint() << " (" << llm.cached_judgments() << " cached in " << judge_options.cache << ")\n";
+    judge_open_ended(scores, streams, records, llm, &log);
+  }
+  write_file_atomically(dir + "/scores.json", score_json(scores));
+  if (scores.judge)
+    log << "judge " << scores.judge->model << ": accuracy " << fixed(scores.judge->accuracy().value_or(0) * 100, 1)
+        << " %, score " << fixed(scores.judge->mean_score().value_or(0), 2) << " (" << scores.judge->failed
+        << " failed: rerun to retry them)\n";
 
   // The table: one row per question.
   log << "\n" << std::left << std::setw(22) << "question" << std::setw(8) << "time" << std::setw(24) << "answer"

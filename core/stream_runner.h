@@ -11,8 +11,11 @@
 namespace svqa {
 
 // Writes DIR/predictions.jsonl (appended per question; a rerun resumes) and DIR/metrics.json
-// (atomically, at the end). Progress and the final table go to `log`. Returns the number of
+// and DIR/scores.json (atomically, at the end: the benchmark's official table, open-ended answers
+// judged when a judge is configured). Progress and the final table go to `log`; with
+// `live_progress` (a terminal) a bar is redrawn while a stream is encoded. Returns the number of
 // questions that ended in an error (recorded, not thrown).
-int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log);
+int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
+                bool live_progress = false);
 
 }  // namespace svqa

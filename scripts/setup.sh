@@ -8,7 +8,7 @@ apt_packages=(
   build-essential cmake ninja-build ccache pkg-config git
   python3-venv python3-dev
   libyaml-cpp-dev libcxxopts-dev nlohmann-json3-dev catch2
-  libsentencepiece-dev libpcre2-dev libutf8proc-dev
+  libsentencepiece-dev libpcre2-dev libutf8proc-dev libcurl4-openssl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev
 )
 missing=()

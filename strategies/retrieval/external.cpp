@@ -22,6 +22,7 @@ void ExternalRetrieval::begin_stream() {
   frames_.clear();
   selected_frames_.clear();
   selected_blocks_.clear();
+  block_scores_.clear();
   question_open_ = false;
 }
 
@@ -37,6 +38,7 @@ void ExternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& q
   (void)backbone;
   selected_frames_.clear();
   selected_blocks_.clear();
+  block_scores_.clear();
   question_open_ = true;
   if (bank.size() == 0 || frames_.empty()) return;
   int64_t last_bank_frame = bank.info(0).last_frame;
@@ -62,6 +64,18 @@ void ExternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& q
     selected_frames_.push_back(frame_of(rows[static_cast<size_t>(i)]));
   std::sort(selected_frames_.begin(), selected_frames_.end());
   selected_blocks_ = blocks_covering_frames(bank, selected_frames_);
+
+  std::map<int64_t, double> frame_score;
+  const auto cosine_cpu = cosine.contiguous();
+  for (size_t i = 0; i < rows.size(); ++i) frame_score[frame_of(rows[i])] = cosine_cpu.data_ptr<double>()[i];
+  for (int64_t id = 0; id < bank.size(); ++id) {
+    const KvBlock& block = bank.info(id);
+    double sum = 0;
+    int64_t n = 0;
+    for (auto it = frame_score.lower_bound(block.first_frame); it != frame_score.end() && it->first <= block.last_frame; ++it)
+      sum += it->second, ++n;
+    if (n) block_scores_[id] = sum / static_cast<double>(n);
+  }
 }
 
 std::vector<int64_t> ExternalRetrieval::select(const LayerQuery& query, const MemoryBank& bank) {

@@ -48,6 +48,8 @@ class ExternalRetrieval final : public RetrievalStrategy {
   void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) override;
   // The blocks chosen in begin_question, the same for every layer, ascending ids.
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
+  // Per block: the mean cosine similarity of its frames to the question.
+  std::map<int64_t, double> block_scores() const override { return block_scores_; }
 
   // The frame indices chosen for the current question, ascending (for tests and records).
   const std::vector<int64_t>& selected_frames() const { return selected_frames_; }
@@ -58,6 +60,7 @@ class ExternalRetrieval final : public RetrievalStrategy {
   std::vector<at::Tensor> embeddings_;  // per observed unit: [f, D] unit rows
   std::vector<int64_t> frames_;         // frame index of each embedding row, in observation order
   std::vector<int64_t> selected_frames_, selected_blocks_;
+  std::map<int64_t, double> block_scores_;
   bool question_open_ = false;
 };
 

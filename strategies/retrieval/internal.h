@@ -32,10 +32,13 @@ struct InternalRetrievalOptions {
 class InternalRetrieval final : public RetrievalStrategy {
  public:
   explicit InternalRetrieval(InternalRetrievalOptions options);
+  void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) override;
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
+  std::map<int64_t, double> block_scores() const override;
 
  private:
   InternalRetrievalOptions options_;
+  std::map<int64_t, std::pair<double, int64_t>> score_sums_;  // block id -> (sum over layers, layers)
 };
 
 // Top `count` / `chunk` groups of `chunk` consecutive rows by mean score (a last partial group

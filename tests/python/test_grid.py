@@ -1,30 +1,58 @@
-"""`svqa grid`: 2 strategies × 2 settings, killed with SIGKILL mid-way, resumed; every question of
-every run answered exactly once; shards partition the runs."""
+"""End to end: a grid of 2 retrieval strategies × 2 window sizes on a synthetic StreamingBench set
+(the official questions_real.json format), killed with SIGKILL mid-way, resumed, then compared by
+`svqa report`: every question of every run counted once, errors counted, plots written."""
 
+import csv
+import io
 import json
 import signal
+import struct
 import subprocess
 import time
 
 import pytest
 
-TIMES = [7.0, 19.0, 33.0, 41.0, 55.0]
+# (video, seconds of video or None when the file is missing, question times); 60 s videos at 0.5 fps.
+VIDEOS = [("sample_1_real", 60, ["00:00:07", "00:00:19", "00:00:41"]),
+          ("sample_2_real", 60, ["00:00:12", "00:00:33", "00:01:30"]),  # the last one is after the video's end
+          ("sample_3_real", None, ["00:00:05", "00:00:20"])]             # its video file is missing
+CATEGORIES = ["Object Recognition", "Counting", "Causal Reasoning"]
+QUESTIONS = sum(len(times) for _, _, times in VIDEOS)
+ERRORED = 1 + 2
+
+
+def questions_real(videos):
+    """One entry per question, as the official file has one per time window."""
+    entries = []
+    for name, _, times in videos:
+        for k, stamp in enumerate(times):
+            entries.append({
+                "time": f"[{stamp} - {stamp}]",
+                "questions": [{"task_type": CATEGORIES[k % 3], "question": "What color is the background?",
+                               "time_stamp": stamp, "answer": "B",
+                               "options": ["A. Red.", "B. Green.", "C. Blue.", "D. Black."],
+                               "required_ability": "episodic memory"}],
+                "video_categories": "synthetic",
+                "video_path": f"./videos/{name}.avi",
+            })
+    return entries
 
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory, svqa_bin, tiny_export):
     root = tmp_path_factory.mktemp("grid")
-    subprocess.run([svqa_bin, "make-video", root / "video.avi", "--seconds", "60"], check=True, capture_output=True)
-    questions = [{"id": f"q{i}", "time": t, "question": "What color is the background?",
-                  "options": ["red", "green", "blue"], "answer": "green"} for i, t in enumerate(TIMES)]
-    streams = [{"id": f"s{k}", "video": "video.avi", "questions": questions} for k in range(2)]
-    (root / "streams.json").write_text(json.dumps({"streams": streams}))
+    (root / "videos").mkdir()
+    for name, seconds, _ in VIDEOS:
+        if seconds:
+            subprocess.run([svqa_bin, "make-video", root / "videos" / f"{name}.avi", "--seconds", str(seconds)],
+                           check=True, capture_output=True)
+    (root / "questions_real.json").write_text(json.dumps(questions_real(VIDEOS), indent=1))
     (root / "ablation.yaml").write_text(f"""
 name: ablation
 backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
 encoding: {{type: rekv_sliding_window, options: {{n_local: 60}}}}
 retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
-benchmark: {{type: stream_list, options: {{annotations: {root / 'streams.json'}}}}}
+benchmark: {{type: streamingbench, options: {{annotations: {root / 'questions_real.json'}, video_root: {root / 'videos'}}}}}
 stream: {{fps: 0.5, max_new_tokens: 3}}
 output: {{dir: {root / 'results'}}}
 grid:
@@ -34,6 +62,20 @@ grid:
     encoding.options.n_local: [40, 80]
 """)
     return root
+
+
+def report(svqa_bin, results, out):
+    r = subprocess.run([svqa_bin, "report", results, "--out", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    with open(out / "report.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return r.stdout, rows
+
+
+def png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">II", data[16:24])
 
 
 def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
@@ -56,27 +98,72 @@ def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     assert r.returncode == 0 and "grid of 4 runs" in r.stdout
 
 
-def test_killed_grid_resumes_with_every_question_once(grid, svqa_bin):
+def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bin):
     results = grid / "results" / "ablation"
     proc = subprocess.Popen([svqa_bin, "grid", grid / "ablation.yaml"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline:  # kill once the second run has begun writing
-        done = [p for p in results.glob("*/predictions.jsonl") if p.stat().st_size > 0]
-        if len(done) >= 2:
+        if len([p for p in results.glob("*/predictions.jsonl") if p.stat().st_size > 0]) >= 2:
             break
-        time.sleep(0.2)
+        time.sleep(0.1)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert len(list(results.glob("*/metrics.json"))) < 4, "the kill came too late to test resuming"
+    assert len(list(results.glob("*/scores.json"))) < 4, "the kill came too late to test resuming"
+
+    # A report of the killed grid: what is there, the rest missing, nothing counted twice.
+    _, rows = report(svqa_bin, results, grid / "report-killed")
+    overall = [r for r in rows if r["category"] == "overall"]
+    assert 2 <= len(overall) <= 4
+    assert all(int(r["questions"]) == QUESTIONS for r in overall)
+    assert sum(int(r["missing"]) for r in overall) > 0
 
     r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    assert "== runs of this grid [" in r.stdout and "ETA" in r.stdout  # progress
     runs = sorted(results.iterdir())
     assert len(runs) == 4
+    expected = sorted((name, f"{name}_{k}") for name, _, times in VIDEOS for k in range(len(times)))
     for run in runs:
-        lines = (run / "predictions.jsonl").read_text().splitlines()
-        keys = [(json.loads(x)["stream"], json.loads(x)["question_id"]) for x in lines]
-        assert sorted(keys) == sorted((f"s{k}", f"q{i}") for k in range(2) for i in range(len(TIMES))), run.name
-        metrics = json.loads((run / "metrics.json").read_text())
-        assert metrics["answered"] == 2 * len(TIMES) and metrics["errored"] == 0
-        assert "n_local" in (run / "config.yaml").read_text()
+        records = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
+        assert sorted((x["stream"], x["question_id"]) for x in records) == expected, run.name
+        errors = [x for x in records if "error" in x]
+        assert len(errors) == ERRORED, run.name
+        assert sum("after the end of the stream" in x["error"] for x in errors) == 1
+        assert sum("sample_3_real.avi" in x["error"] for x in errors) == 2
+        scores = json.loads((run / "scores.json").read_text())
+        assert scores["overall"]["questions"] == QUESTIONS and scores["overall"]["errored"] == ERRORED
+
+    stdout, rows = report(svqa_bin, results, grid / "report")
+    overall = {r["run"]: r for r in rows if r["category"] == "overall"}
+    assert sorted(overall) == sorted(f"ablation__retrieval={s}__n_local={n}" for s in ("internal", "recent") for n in (40, 80))
+    for name, row in overall.items():
+        run_dir = next(d for d in runs if d.name.startswith(name + "-"))
+        records = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
+        answered = [x for x in records if "error" not in x]
+        assert int(row["questions"]) == QUESTIONS and int(row["missing"]) == 0 and int(row["errored"]) == ERRORED
+        assert int(row["scored"]) + int(row["unanswered"]) + int(row["errored"]) == QUESTIONS
+        if int(row["scored"]):
+            assert float(row["accuracy"]) == pytest.approx(int(row["correct"]) / int(row["scored"]), abs=1e-6)
+        mean_memory = sum(x["memory"]["tokens"] for x in answered) / len(answered)
+        assert float(row["memory_tokens"]) == pytest.approx(mean_memory, abs=0.05)
+        assert float(row["encode_fps"]) > 0 and float(row["ttft_s"]) > 0 and float(row["inference_tokens"]) > 0
+        assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "recent")
+        assert ("retrieval_scores" in answered[0]) == ("internal" in name)
+        # Per category rows add up to the overall row (one category per question here).
+        per_category = [r for r in rows if r["run"] == name and r["category"] in CATEGORIES]
+        assert sum(int(r["questions"]) for r in per_category) == QUESTIONS
+    assert stdout.count("| ablation__") == 4 and "Object Recognition %" in stdout
+    assert (grid / "report" / "report.md").read_text() in stdout
+    assert png_size(grid / "report" / "accuracy_vs_memory.png") == (960, 600)
+    assert png_size(grid / "report" / "retrieval_scores.png") == (960, 600)
+
+
+def test_report_names_a_broken_run_and_a_bad_directory(grid, svqa_bin, tmp_path):
+    r = subprocess.run([svqa_bin, "report", tmp_path / "nowhere"], capture_output=True, text=True)
+    assert r.returncode == 1 and "nowhere: no such directory" in r.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.yaml").write_text("name: broken\nbenchmark: {type: streamingbench, options: {annotations: /missing.json}}\n")
+    (broken / "predictions.jsonl").write_text("")
+    r = subprocess.run([svqa_bin, "report", broken], capture_output=True, text=True)
+    assert r.returncode == 1 and "Runs not summarised" in r.stdout and "/missing.json" in r.stdout
