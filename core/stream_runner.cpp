@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <memory>
 #include <sstream>
 
 #include "benchmarks/answer_parsing.h"
@@ -101,6 +102,19 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
 
   PredictionLog predictions(dir + "/predictions.jsonl");
   const auto streams = benchmark->streams();
+  // The judge of open-ended answers, made now so a bad judge config fails before hours of encoding.
+  std::unique_ptr<LlmJudge> llm;
+  std::string judge_cache;
+  const bool open_ended = std::any_of(streams.begin(), streams.end(), [](const Stream& s) {
+    return std::any_of(s.questions.begin(), s.questions.end(), [](const Question& q) { return q.options.empty(); });
+  });
+  if (open_ended && !LlmJudge::resolved_base_url(cfg.header.judge).empty()) {
+    JudgeOptions judge_options = cfg.header.judge;
+    if (judge_options.cache.empty())  // shared by the runs beside this one (a grid's), so none is judged twice
+      judge_options.cache = (std::filesystem::path(dir).parent_path() / "judge_cache.jsonl").string();
+    llm = std::make_unique<LlmJudge>(judge_options);
+    judge_cache = judge_options.cache;
+  }
   int64_t total = 0, skipped = 0;
   for (const auto& s : streams)
     for (const auto& q : s.questions) total += 1, skipped += predictions.done(s.id, q.id);
@@ -254,14 +268,10 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
   write_file_atomically(dir + "/metrics.json", metrics.dump(2) + "\n");
   const auto records = read_prediction_records(dir + "/predictions.jsonl");
   ScoreReport scores = score_predictions(comp("benchmark").type, rule, streams, records);
-  if (scores.open_ended_answered && !LlmJudge::resolved_base_url(cfg.header.judge).empty()) {
-    JudgeOptions judge_options = cfg.header.judge;
-    if (judge_options.cache.empty())  // shared by the runs beside this one (a grid's), so none is judged twice
-      judge_options.cache = (std::filesystem::path(dir).parent_path() / "judge_cache.jsonl").string();
-    LlmJudge llm(judge_options);
-    log << "judging " << scores.open_ended_answered << " open-ended answers with " << llm.model() << " at "
-        << llm.endpoint() << " (" << llm.cached_judgments() << " cached in " << judge_options.cache << ")\n";
-    judge_open_ended(scores, streams, records, llm, &log);
+  if (llm && scores.open_ended_answered) {
+    log << "judging " << scores.open_ended_answered << " open-ended answers with " << llm->model() << " at "
+        << llm->endpoint() << " (" << llm->cached_judgments() << " cached in " << judge_cache << ")\n";
+    judge_open_ended(scores, streams, records, *llm, &log);
   }
   write_file_atomically(dir + "/scores.json", score_json(scores));
   if (scores.judge)

@@ -174,6 +174,18 @@ TEST_CASE("internal retrieval finds blocks planted along the question's query, a
       CHECK(retrieval.select(queries[l], bank) == planted);
     }
   }
+  // The scores it reports for the records: each block's dot product, averaged over the layers.
+  InternalRetrieval scored({3, 1, "dot"});
+  for (int64_t l = 0; l < layers; ++l) scored.select(queries[l], bank);
+  const auto scores = scored.block_scores();
+  REQUIRE(scores.size() == 20);
+  for (int64_t id = 0; id < 20; ++id) {
+    double want = 0;
+    for (int64_t l = 0; l < layers; ++l)
+      want += at::dot(bank.representatives(l)[id], queries[l].queries.mean(0).flatten()).item<double>() / layers;
+    CHECK(scores.at(id) == Approx(want).epsilon(1e-5));
+  }
+
   // With the signal planted for another question, the choice changes.
   InternalRetrieval retrieval({3, 1, "dot"});
   CHECK(retrieval.select({0, -queries[0].queries, queries[0].keys}, bank) != planted);

@@ -5,6 +5,11 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+# A developer's judge settings would make svqa call a real LLM endpoint from any test with
+# open-ended questions: tests that judge start their own server and pass it explicitly.
+for _key in ("OPENAI_BASE_URL", "SVQA_JUDGE_MODEL"):
+    os.environ.pop(_key, None)
+
 
 @pytest.fixture(scope="session")
 def svqa_bin():
