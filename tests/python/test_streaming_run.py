@@ -50,7 +50,7 @@ def test_every_question_answered_causally_and_errors_recorded(setup, svqa_bin):
     assert sorted(recs) == sorted([f"q{i}" for i in range(len(TIMES))] + ["late", "m1"])
     assert "after the end of the stream" in recs["late"]["error"]
     assert "nowhere.mp4" in recs["m1"]["error"]
-    last_tokens = 0
+    last_tokens = last_frames = 0
     for i, t in enumerate(TIMES):
         rec = recs[f"q{i}"]
         assert rec["time"] == t
@@ -64,7 +64,13 @@ def test_every_question_answered_causally_and_errors_recorded(setup, svqa_bin):
         assert rec["memory"]["tokens"] > last_tokens  # memory grows with the stream
         last_tokens = rec["memory"]["tokens"]
         assert rec["memory"]["disk_bytes"] > 0  # ram_budget_mb 0: every block spills
-        assert set(rec["timing"]) == {"encode_s", "retrieve_s", "prefill_s", "decode_s"}
+        timing = rec["timing"]
+        assert set(timing) == {"encode_s", "encode_frames", "retrieve_s", "prefill_s", "decode_s", "ttft_s"}
+        assert timing["ttft_s"] == pytest.approx(timing["retrieve_s"] + timing["prefill_s"])
+        assert timing["encode_frames"] == rec["frames_encoded"] - last_frames  # encoded since the previous question
+        last_frames = rec["frames_encoded"]
+        assert [s for s, _ in rec["retrieval_scores"]] == sorted(s for s, _ in rec["retrieval_scores"])
+        assert len(rec["retrieval_scores"]) == rec["memory"]["blocks"]  # every block in memory is scored
     metrics = json.loads((setup / "results" / "stream_test" / "metrics.json").read_text())
     assert metrics["answered"] == len(TIMES) and metrics["errored"] == 2 and metrics["scored"] == len(TIMES)
 
