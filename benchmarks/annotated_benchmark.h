@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "benchmarks/annotation_reader.h"
-#include "core/benchmark.h"
+#include "core/engine/benchmark.h"
 
 namespace svqa {
 

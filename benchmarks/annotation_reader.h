@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/benchmark.h"
+#include "core/engine/benchmark.h"
 
 namespace svqa {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/benchmark.h"
+#include "core/engine/benchmark.h"
 
 namespace svqa {
 

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/experiment.h"
+#include "core/config/experiment.h"
 
 namespace svqa {
 namespace {

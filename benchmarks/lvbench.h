@@ -8,7 +8,7 @@
 #include <string>
 
 #include "benchmarks/annotated_benchmark.h"
-#include "core/schema.h"
+#include "core/config/schema.h"
 
 namespace svqa {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "benchmarks/annotated_benchmark.h"
-#include "core/schema.h"
+#include "core/config/schema.h"
 
 namespace svqa {
 

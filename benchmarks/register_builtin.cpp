@@ -1,3 +1,5 @@
+#include "benchmarks/register_builtin.h"
+
 #include <memory>
 
 #include "benchmarks/cgbench.h"
@@ -8,7 +10,6 @@
 #include "benchmarks/stream_list.h"
 #include "benchmarks/streamingbench.h"
 #include "benchmarks/videomme.h"
-#include "core/registries.h"
 
 namespace svqa {
 

@@ -12,7 +12,7 @@
 
 #include "benchmarks/llm_judge.h"
 #include "benchmarks/prediction_records.h"
-#include "core/benchmark.h"
+#include "core/engine/benchmark.h"
 
 namespace svqa {
 

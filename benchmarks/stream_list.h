@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/benchmark.h"
-#include "core/schema.h"
+#include "core/engine/benchmark.h"
+#include "core/config/schema.h"
 
 namespace svqa {
 

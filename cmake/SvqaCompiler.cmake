@@ -2,8 +2,10 @@
 
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
-  # These sloppiness settings let ccache cache compilations that use the torch PCH.
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  # The sloppiness settings let ccache cache compilations that use the torch PCH; CCACHE_BASEDIR
+  # makes paths inside the checkout relative, so a moved checkout or a second worktree hits the cache.
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env
+      CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}
       ${CCACHE_PROGRAM})
 endif()
 
@@ -29,7 +31,10 @@ endfunction()
 
 # __FILE__ relative to the repo: registry errors name "strategies/x.cpp:12", and ccache hits
 # survive moving the checkout.
-add_compile_options(-ffile-prefix-map=${CMAKE_SOURCE_DIR}/=)
+# Under ccache's CCACHE_BASEDIR the compiler sees paths relative to the build directory, hence both maps.
+file(RELATIVE_PATH svqa_source_from_build ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+string(REGEX REPLACE "/$" "" svqa_source_from_build "${svqa_source_from_build}")
+add_compile_options(-ffile-prefix-map=${CMAKE_SOURCE_DIR}/= -ffile-prefix-map=${svqa_source_from_build}/=)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
 # One precompiled torch header for every tensor-heavy target: `target_precompile_headers(T

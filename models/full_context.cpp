@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/attention.h"
+#include "core/nn/attention.h"
 #include "models/video_positions.h"
 #include "models/video_prompt.h"
 

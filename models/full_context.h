@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rope.h"
+#include "core/nn/rope.h"
 #include "models/backbone.h"
 
 namespace svqa {

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "core/atomic_file.h"
+#include "core/io/atomic_file.h"
 
 namespace svqa {
 namespace {

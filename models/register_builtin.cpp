@@ -1,6 +1,7 @@
+#include "models/register_builtin.h"
+
 #include <memory>
 
-#include "core/registries.h"
 #include "models/torchscript_backbone.h"
 
 namespace svqa {

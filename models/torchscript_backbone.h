@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/schema.h"
+#include "core/config/schema.h"
 #include "models/backbone.h"
 
 namespace svqa {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/rope.h"
+#include "core/nn/rope.h"
 
 namespace svqa {
 

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "core/attention.h"
-#include "core/rope.h"
+#include "core/nn/attention.h"
+#include "core/nn/rope.h"
 
 namespace svqa {
 namespace {

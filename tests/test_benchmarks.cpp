@@ -24,7 +24,7 @@
 #include "benchmarks/scoring.h"
 #include "benchmarks/streamingbench.h"
 #include "benchmarks/videomme.h"
-#include "core/experiment.h"
+#include "core/config/experiment.h"
 
 namespace svqa {
 namespace {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/config_loader.h"
-#include "core/experiment.h"
+#include "core/config/config_loader.h"
+#include "core/config/experiment.h"
 #include "tests/test_registries.h"
 
 namespace svqa {

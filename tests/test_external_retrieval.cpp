@@ -13,7 +13,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "core/memory_bank.h"
+#include "core/memory/memory_bank.h"
 #include "models/backbone.h"
 #include "models/image_text_model.h"
 #include "strategies/retrieval/external.h"

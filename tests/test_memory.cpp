@@ -11,8 +11,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "core/context_assembler.h"
-#include "core/memory_bank.h"
+#include "core/memory/context_assembler.h"
+#include "core/memory/memory_bank.h"
 #include "strategies/retrieval/internal.h"
 
 namespace svqa {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/registry.h"
+#include "core/config/registry.h"
 
 namespace svqa::test {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/registries.h"
+#include "core/cli/builtin_registries.h"
 #include "tests/test_registries.h"
 
 namespace svqa {

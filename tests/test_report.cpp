@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "core/progress.h"
-#include "core/run_report.h"
+#include "core/run/progress.h"
+#include "core/report/run_report.h"
 
 using namespace svqa;
 

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/experiment.h"
+#include "core/config/experiment.h"
 #include "tests/test_registries.h"
 
 namespace svqa {

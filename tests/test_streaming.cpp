@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "core/question_answerer.h"
-#include "core/visual_units.h"
+#include "core/engine/question_answerer.h"
+#include "core/engine/visual_units.h"
 #include "models/full_context.h"
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/rekv_sliding_window.h"

@@ -1,6 +1,7 @@
+#include "strategies/encoding/register_builtin.h"
+
 #include <memory>
 
-#include "core/registries.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 
 namespace svqa {

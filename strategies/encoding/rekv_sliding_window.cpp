@@ -1,6 +1,6 @@
 #include "strategies/encoding/rekv_sliding_window.h"
 
-#include "core/attention.h"
+#include "core/nn/attention.h"
 #include "models/backbone.h"
 #include "models/full_context.h"
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/rope.h"
-#include "core/schema.h"
-#include "core/strategy.h"
+#include "core/nn/rope.h"
+#include "core/config/schema.h"
+#include "core/engine/strategy.h"
 
 namespace svqa {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/schema.h"
-#include "core/strategy.h"
+#include "core/config/schema.h"
+#include "core/engine/strategy.h"
 
 namespace svqa {
 

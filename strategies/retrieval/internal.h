@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/schema.h"
-#include "core/strategy.h"
+#include "core/config/schema.h"
+#include "core/engine/strategy.h"
 
 namespace svqa {
 
@@ -26,6 +26,10 @@ struct InternalRetrievalOptions {
     s.field("similarity", &InternalRetrievalOptions::similarity,
             "dot: the reference code's unnormalised product; cosine: the paper's formula")
         .one_of({"dot", "cosine"});
+    s.check("chunk_size", [](const InternalRetrievalOptions& o) {
+      return o.retrieve_size % o.chunk_size ? "must divide retrieve_size (" + std::to_string(o.retrieve_size) + ")"
+                                            : std::string();
+    });
   }
 };
 

@@ -1,6 +1,7 @@
+#include "strategies/retrieval/register_builtin.h"
+
 #include <memory>
 
-#include "core/registries.h"
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"

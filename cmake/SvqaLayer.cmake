@@ -1,0 +1,15 @@
+# svqa_layer(NAME [PCH] [EXCLUDE file...] LINKS ...): a static library of every .cpp in the calling
+# folder, so a new source file needs no CMake edit (re-globbed at build time).
+function(svqa_layer name)
+  cmake_parse_arguments(arg "PCH" "" "EXCLUDE;LINKS;PRIVATE_LINKS" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  foreach(ex IN LISTS arg_EXCLUDE)
+    list(REMOVE_ITEM sources ${CMAKE_CURRENT_SOURCE_DIR}/${ex})
+  endforeach()
+  add_library(${name} STATIC ${sources})
+  target_link_libraries(${name} PUBLIC ${arg_LINKS} PRIVATE ${arg_PRIVATE_LINKS})
+  svqa_target_warnings(${name})
+  if(arg_PCH)
+    target_precompile_headers(${name} REUSE_FROM svqa_pch)
+  endif()
+endfunction()

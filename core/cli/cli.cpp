@@ -1,0 +1,287 @@
+#include "core/cli/cli.h"
+
+// cxxopts splits vector values on ',' by default; `--set k=[1,2]` must stay whole.
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'
+#include <cxxopts.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+#include "core/io/atomic_file.h"
+#include "core/cli/cli_commands.h"
+#include "core/config/config_node.h"
+#include "core/config/experiment.h"
+#include "core/config/grid.h"
+#include "core/run/stream_runner.h"
+#include "models/tokenizer.h"
+
+#ifndef SVQA_VERSION
+#define SVQA_VERSION "unknown"
+#endif
+
+namespace svqa {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kRuntimeFailure = 1;
+constexpr int kUsageOrConfigError = 2;
+
+constexpr const char* kUsage = R"(usage: svqa <command> [options]
+
+commands:
+  run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
+  grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
+  validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
+  list [--json]                                    every registered component with its options
+  tokenize TOKENIZER [--decode]                    JSON lines on stdin: strings → id lists (or back)
+  probe --export DIR --frames SRC --prompt TEXT    run an export with everything in context, print the answer
+  frames SOURCE [--fps F] [--preprocess MANIFEST]  frame count, size, timestamps (JSON); --out writes .npy
+  make-video OUT.avi [--seconds S] [--fps F]       write the synthetic stream the demo runs on
+  embed --model DIR (--frames SRC | --text TEXT)   image-text embeddings (external retrieval); --out writes .npy
+  benchmark inspect NAME ANNOTATIONS               load an annotation file: counts, categories, every problem
+  score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
+  report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
+  --version                                        print the version
+
+`svqa <command> --help` shows a command's options.
+)";
+
+struct ExperimentArgs {
+  std::string path;
+  std::vector<std::string> overrides;
+  cxxopts::ParseResult result;
+};
+
+// Parses `svqa <command> EXP.yaml [--set ...] <extra options>`; returns nullopt after --help.
+std::optional<ExperimentArgs> parse_experiment_args(cxxopts::Options& options, int argc, const char* const* argv) {
+  options.add_options()("experiment", "experiment YAML file", cxxopts::value<std::string>())(
+      "set", "override one key, e.g. --set retrieval.options.retrieve_size=32 (repeatable)",
+      cxxopts::value<std::vector<std::string>>())("h,help", "show this help");
+  options.parse_positional({"experiment"});
+  options.positional_help("EXP.yaml");
+  ExperimentArgs args{"", {}, options.parse(argc, argv)};
+  if (args.result.count("help")) {
+    std::cout << options.help();
+    return std::nullopt;
+  }
+  if (!args.result.count("experiment")) throw UsageError("missing the experiment file (EXP.yaml)");
+  if (!args.result.unmatched().empty()) throw UsageError("unexpected argument '" + args.result.unmatched()[0] + "'");
+  args.path = args.result["experiment"].as<std::string>();
+  if (args.result.count("set")) args.overrides = args.result["set"].as<std::vector<std::string>>();
+  return args;
+}
+
+std::string component_summary(const ExperimentConfig& cfg, const Registries& registries) {
+  std::string out;
+  for (const auto& [section, _] : registries.sections()) {
+    const ComponentChoice* c = cfg.component(section);
+    out += (out.empty() ? "" : ", ") + section + ": " + (c ? c->type : "-");
+  }
+  return out;
+}
+
+int cmd_validate(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa validate", "Load, resolve and check an experiment without running it.");
+  options.add_options()("dump", "print the fully resolved config (after _base_, merge and --set)");
+  auto args = parse_experiment_args(options, argc, argv);
+  if (!args) return kOk;
+  ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
+  if (has_grid(cfg.resolved)) {
+    const auto runs = expand_grid(cfg.resolved, args->path);
+    for (const auto& run : runs) {
+      const auto one = validate_experiment(run.config, args->path, registries.sections());
+      if (args->result.count("dump")) std::cout << "# " << run.directory() << "\n" << to_yaml(one.resolved) << "\n";
+    }
+    if (!args->result.count("dump"))
+      std::cout << args->path << ": ok: grid of " << runs.size() << " runs (svqa grid " << args->path << " --list)\n";
+    return kOk;
+  }
+  if (args->result.count("dump")) {
+    std::cout << to_yaml(cfg.resolved);
+  } else {
+    std::cout << args->path << ": ok: experiment '" << cfg.header.name << "' ("
+              << component_summary(cfg, registries) << ")\n";
+  }
+  return kOk;
+}
+
+int cmd_run(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa run", "Run an experiment.");
+  options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>());
+  auto args = parse_experiment_args(options, argc, argv);
+  if (!args) return kOk;
+  ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
+  if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; run it with `svqa grid " + args->path + "`");
+  ErrorList missing;
+  for (const auto& [section, registry] : registries.sections())
+    if (!cfg.component(section))
+      missing.add({args->path, 0, 0}, section,
+                  "missing section (svqa run needs `" + section + ": {type: NAME}`; `svqa list` shows each " +
+                      registry->kind() + ")");
+  missing.throw_if_any();
+
+  const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
+  const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
+  write_file_atomically(dir + "/config.yaml", to_yaml(cfg.resolved));
+  apply_runtime(cfg.header.runtime);
+  at::InferenceMode inference;
+  const int errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
+  std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
+            << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";
+  return kOk;
+}
+
+nlohmann::json fields_json(const std::vector<FieldInfo>& fields) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : fields) {
+    nlohmann::json j = {{"name", f.name}, {"type", f.type}, {"doc", f.doc}, {"required", f.required}};
+    if (!f.required && f.fields.empty()) j["default"] = f.default_yaml;
+    if (f.min) j["min"] = *f.min;
+    if (f.max) j["max"] = *f.max;
+    if (!f.choices.empty()) j["choices"] = f.choices;
+    if (!f.pattern_doc.empty()) j["format"] = f.pattern_doc;
+    if (!f.fields.empty()) j["fields"] = fields_json(f.fields);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+void print_fields(const std::vector<FieldInfo>& fields, const std::string& indent) {
+  for (const auto& f : fields) {
+    std::string constraint;
+    if (!f.choices.empty()) {
+      for (const auto& c : f.choices) constraint += (constraint.empty() ? "" : "|") + c;
+    } else if (!f.pattern_doc.empty()) {
+      constraint = f.pattern_doc;
+    } else if (f.min || f.max) {
+      constraint = (f.min ? format_number(*f.min) : std::string("-inf")) + ".." +
+                   (f.max ? format_number(*f.max) : std::string("inf"));
+    }
+    std::string value = f.required ? "required" : f.fields.empty() ? "= " + f.default_yaml : "";
+    std::cout << indent << f.name << ": " << f.type << " " << value
+              << (constraint.empty() ? "" : " [" + constraint + "]") << "  # " << f.doc << "\n";
+    if (!f.fields.empty()) print_fields(f.fields, indent + "  ");
+  }
+}
+
+int cmd_list(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa list", "Every registered component with its options.");
+  options.add_options()("json", "machine-readable output")("h,help", "show this help");
+  auto result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help();
+    return kOk;
+  }
+  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
+  const auto header_fields = Schema<ExperimentHeader>().fields();
+
+  if (result.count("json")) {
+    nlohmann::json j = {{"version", SVQA_VERSION}, {"experiment", fields_json(header_fields)}};
+    j["registries"] = nlohmann::json::object();
+    for (const auto& [section, registry] : registries.sections()) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto* e : registry->infos())
+        entries.push_back({{"name", e->name},
+                           {"description", e->description},
+                           {"registered_at", e->registered_at.file + ":" + std::to_string(e->registered_at.line)},
+                           {"options", fields_json(e->options->fields())}});
+      j["registries"][section] = {{"kind", registry->kind()}, {"entries", std::move(entries)}};
+    }
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::cout << "experiment keys:\n";
+  print_fields(header_fields, "  ");
+  for (const auto& [section, registry] : registries.sections()) {
+    std::cout << "\n" << section << " (" << registry->kind() << "s, `" << section
+              << ": {type: NAME, options: {...}}`):\n";
+    if (registry->infos().empty()) std::cout << "  (none registered)\n";
+    for (const auto* e : registry->infos()) {
+      std::cout << "  " << e->name << "  # " << e->description << "\n";
+      print_fields(e->options->fields(), "    ");
+    }
+  }
+  return kOk;
+}
+
+// Reads one JSON value per stdin line: a string to encode, or (--decode) a list of ids.
+int cmd_tokenize(int argc, const char* const* argv) {
+  cxxopts::Options options("svqa tokenize", "Tokenize JSON strings from stdin, one per line, as JSON id lists.");
+  options.add_options()("tokenizer", "tokenizer.json, a SentencePiece .model, or a directory holding one",
+                        cxxopts::value<std::string>())(
+      "decode", "read id lists, write strings")("h,help", "show this help");
+  options.parse_positional({"tokenizer"});
+  options.positional_help("TOKENIZER");
+  auto result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help();
+    return kOk;
+  }
+  if (!result.count("tokenizer")) throw UsageError("missing the tokenizer (tokenizer.json, .model, or their directory)");
+  const auto tokenizer = load_tokenizer(result["tokenizer"].as<std::string>());
+  const bool decode = result.count("decode") > 0;
+  std::string line;
+  for (size_t n = 1; std::getline(std::cin, line); ++n) {
+    nlohmann::json in;
+    try {
+      in = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("stdin line " + std::to_string(n) + ": not JSON: " + e.what());
+    }
+    if (decode) std::cout << nlohmann::json(tokenizer->decode(in.get<std::vector<int64_t>>())).dump() << "\n";
+    else std::cout << nlohmann::json(tokenizer->encode(in.get<std::string>())).dump() << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, const Registries& registries) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  try {
+    if (command == "--version" || command == "version") {
+      std::cout << "svqa " << SVQA_VERSION << "\n";
+      return kOk;
+    }
+    if (command == "-h" || command == "--help" || command == "help") {
+      std::cout << kUsage;
+      return kOk;
+    }
+    // Each command parses its own options from argv[1..] (argv[1] stands in as the program name).
+    if (command == "validate") return cmd_validate(argc - 1, argv + 1, registries);
+    if (command == "run") return cmd_run(argc - 1, argv + 1, registries);
+    if (command == "grid") return cmd_grid(argc - 1, argv + 1, registries);
+    if (command == "list") return cmd_list(argc - 1, argv + 1, registries);
+    if (command == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
+    if (command == "probe") return cmd_probe(argc - 1, argv + 1);
+    if (command == "make-video") return cmd_make_video(argc - 1, argv + 1);
+    if (command == "frames") return cmd_frames(argc - 1, argv + 1);
+    if (command == "embed") return cmd_embed(argc - 1, argv + 1);
+    if (command == "benchmark") return cmd_benchmark(argc - 1, argv + 1, registries);
+    if (command == "score") return cmd_score(argc - 1, argv + 1, registries);
+    if (command == "report") return cmd_report(argc - 1, argv + 1, registries);
+    throw UsageError(command.empty() ? "missing command"
+                                     : "unknown command '" + command + "'" +
+                                           did_you_mean(command, {"run", "grid", "validate", "list", "tokenize", "probe",
+                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "version"}));
+  } catch (const ConfigError& e) {
+    for (const auto& line : e.lines()) std::cerr << line << "\n";
+    return kUsageOrConfigError;
+  } catch (const UsageError& e) {
+    std::cerr << "svqa " << command << ": " << e.what() << "\n" << (command.empty() ? kUsage : "");
+    return kUsageOrConfigError;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "svqa " << command << ": " << e.what() << " (see svqa " << command << " --help)\n";
+    return kUsageOrConfigError;
+  } catch (const std::exception& e) {
+    std::cerr << "svqa " << command << ": error: " << e.what() << "\n";
+    return kRuntimeFailure;
+  }
+}
+
+}  // namespace svqa

@@ -1,0 +1,224 @@
+// `svqa benchmark inspect` and `svqa score`: look at an official annotation file through its
+// loader (counts, categories, every problem), and score any system's predictions on it with the
+// benchmark's official rules (docs/benchmarks.md).
+
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
+#include <cxxopts.hpp>
+
+#include <any>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "benchmarks/answer_parsing.h"
+#include "benchmarks/llm_judge.h"
+#include "benchmarks/prediction_records.h"
+#include "benchmarks/scoring.h"
+#include "core/io/atomic_file.h"
+#include "core/engine/benchmark.h"
+#include "core/cli/cli_commands.h"
+#include "core/config/config_node.h"
+#include "core/config/experiment.h"
+#include "core/engine/registries.h"
+
+namespace svqa {
+namespace {
+
+// The options every benchmark command takes after NAME ANNOTATIONS.
+void add_benchmark_options(cxxopts::Options& options) {
+  options.add_options()("name", "benchmark (svqa list shows them)", cxxopts::value<std::string>())(
+      "annotations", "the benchmark's annotation file", cxxopts::value<std::string>())(
+      "video-root", "directory the videos are under (the benchmark's video_root)", cxxopts::value<std::string>())(
+      "set", "another benchmark option, e.g. --set rule=rekv (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "h,help", "show this help");
+}
+
+// The benchmark NAME with its options from the command line, validated like an experiment's.
+std::unique_ptr<Benchmark> make_benchmark(const Registries& registries, const cxxopts::ParseResult& args) {
+  if (!args.count("name")) throw UsageError("missing the benchmark name (svqa list shows them)");
+  if (!args.count("annotations")) throw UsageError("missing the annotation file");
+  const std::string name = args["name"].as<std::string>();
+  const RegistryEntryInfo* info = registries.benchmark.find_info(name);
+  if (!info) throw UsageError(registries.benchmark.unknown_name_message(name));
+
+  ConfigNode options = ConfigNode::map({"command line", 0, 0});
+  auto set = [&](const std::string& key, ConfigNode value) {
+    options.erase(key);
+    options.entries.push_back({key, value.loc, std::move(value)});
+  };
+  auto text = [](const std::string& v, const std::string& origin) {
+    ConfigNode n;
+    n.kind = ConfigNode::Kind::Scalar;
+    n.scalar = v;
+    n.quoted = true;
+    n.loc = {origin, 0, 0};
+    return n;
+  };
+  set("annotations", text(args["annotations"].as<std::string>(), "ANNOTATIONS"));
+  if (args.count("video-root")) set("video_root", text(args["video-root"].as<std::string>(), "--video-root"));
+  if (args.count("set"))
+    for (const auto& kv : args["set"].as<std::vector<std::string>>()) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--set " + kv + ": expected KEY=VALUE");
+      set(kv.substr(0, eq), parse_yaml_text(kv.substr(eq + 1), "--set " + kv));
+    }
+  ErrorList errors;
+  std::any parsed = info->options->parse_any(&options, "benchmark.options", errors);
+  errors.throw_if_any();
+  return registries.benchmark.create(name, parsed);
+}
+
+// The LLM judge's options of `svqa score` (the `judge` section of an experiment, docs/benchmarks.md).
+void add_judge_options(cxxopts::Options& options) {
+  const JudgeOptions defaults;
+  auto add = options.add_options("LLM judge of open-ended answers (RVS)");
+  add("judge-url", "OpenAI-compatible API root (…/v1); default $OPENAI_BASE_URL; neither: not judged",
+      cxxopts::value<std::string>());
+  add("judge-model", "judge model; default $SVQA_JUDGE_MODEL", cxxopts::value<std::string>());
+  add("judge-key-env",
+      "environment variable holding the API key; unset: no Authorization header (default " + defaults.api_key_env +
+          ")",
+      cxxopts::value<std::string>());
+  add("judge-timeout", "seconds one request may take (default " + std::to_string(int(defaults.timeout_s)) + ")",
+      cxxopts::value<double>());
+  add("judge-attempts",
+      "tries per question, then it counts as failed (default " + std::to_string(defaults.max_attempts) + ")",
+      cxxopts::value<int64_t>());
+  add("judge-backoff",
+      "seconds before the 2nd try, doubled before each next one (default " +
+          std::to_string(int(defaults.backoff_s)) + ")",
+      cxxopts::value<double>());
+  add("judge-cache", "JSON Lines cache of judgments (default: judge_cache.jsonl beside the predictions; \"\": none)",
+      cxxopts::value<std::string>());
+}
+
+// JudgeOptions from the flags; what is not given keeps its default (or environment fallback).
+JudgeOptions judge_options(const cxxopts::ParseResult& args, const std::string& predictions_path) {
+  JudgeOptions o;
+  if (args.count("judge-url")) o.base_url = args["judge-url"].as<std::string>();
+  if (args.count("judge-model")) o.model = args["judge-model"].as<std::string>();
+  if (args.count("judge-key-env")) o.api_key_env = args["judge-key-env"].as<std::string>();
+  if (args.count("judge-timeout")) o.timeout_s = args["judge-timeout"].as<double>();
+  if (args.count("judge-attempts")) o.max_attempts = args["judge-attempts"].as<int64_t>();
+  if (args.count("judge-backoff")) o.backoff_s = args["judge-backoff"].as<double>();
+  o.cache = args.count("judge-cache")
+                ? args["judge-cache"].as<std::string>()
+                : (std::filesystem::path(predictions_path).parent_path() / "judge_cache.jsonl").string();
+  return o;
+}
+
+cxxopts::ParseResult parse(cxxopts::Options& options, int argc, const char* const* argv,
+                           const std::vector<std::string>& positional) {
+  options.parse_positional(positional);
+  auto args = options.parse(argc, argv);
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  return args;
+}
+
+int inspect(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa benchmark inspect",
+                           "Load an annotation file with a benchmark's loader: videos, questions, categories, and "
+                           "every problem found (file, record, field). Exit 1 if a record cannot be used.");
+  add_benchmark_options(options);
+  options.positional_help("NAME ANNOTATIONS");
+  const auto args = parse(options, argc, argv, {"name", "annotations"});
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  auto benchmark = make_benchmark(registries, args);
+  std::vector<LoadProblem> problems;
+  const std::vector<Stream> streams = benchmark->load(problems);
+
+  int64_t questions = 0, multiple_choice = 0, offline = 0, with_evidence = 0;
+  std::map<size_t, int64_t> by_option_count;
+  std::map<std::string, int64_t> by_category;
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) {
+      ++questions;
+      offline += q.offline;
+      with_evidence += !q.evidence.empty();
+      if (!q.options.empty()) ++multiple_choice, ++by_option_count[q.options.size()];
+      for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories)
+        ++by_category[c.empty() ? "(none)" : c];
+    }
+  if (args.count("video-root"))
+    for (const auto& s : streams)
+      if (!std::filesystem::exists(s.video)) problems.push_back({s.id, "video not found: " + s.video, false});
+
+  std::cout << args["name"].as<std::string>() << ": " << args["annotations"].as<std::string>() << "\n"
+            << "answer rule: " << rule_name(benchmark->answer_rule()) << "\n"
+            << "videos: " << streams.size() << "\n"
+            << "questions: " << questions << " (" << multiple_choice << " multiple choice, "
+            << questions - multiple_choice << " open-ended; " << offline << " offline, " << questions - offline
+            << " asked at a time; " << with_evidence << " with evidence)\n";
+  if (!by_option_count.empty()) {
+    std::cout << "options per question:";
+    for (const auto& [n, count] : by_option_count) std::cout << " " << n << " (" << count << ")";
+    std::cout << "\n";
+  }
+  std::cout << "categories:\n";
+  for (const auto& [c, count] : by_category) std::cout << "  " << c << ": " << count << "\n";
+  int64_t fatal = 0;
+  for (const auto& p : problems) fatal += p.fatal;
+  std::cout << "problems: " << problems.size() << " (" << fatal << " make a record unusable)\n";
+  for (const auto& p : problems) std::cout << "  " << (p.fatal ? "error: " : "") << p.where << ": " << p.what << "\n";
+  return fatal ? 1 : 0;
+}
+
+}  // namespace
+
+int cmd_benchmark(int argc, const char* const* argv, const Registries& registries) {
+  const std::string sub = argc > 1 ? argv[1] : "";
+  if (sub == "inspect") return inspect(argc - 1, argv + 1, registries);
+  if (sub == "-h" || sub == "--help") {
+    std::cout << "usage: svqa benchmark inspect NAME ANNOTATIONS [--video-root DIR] [--set KEY=VALUE]...\n";
+    return 0;
+  }
+  throw UsageError(sub.empty() ? "missing the subcommand (inspect)" : "unknown subcommand '" + sub + "' (inspect)");
+}
+
+int cmd_score(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa score",
+                           "Score predictions (JSON Lines: question_id and the model's raw output; svqa's "
+                           "predictions.jsonl) with the benchmark's official rules; prints a markdown table. "
+                           "Open-ended answers (RVS) are judged by an LLM when a judge URL is known.");
+  add_benchmark_options(options);
+  options.add_options()("predictions", "PREDICTIONS.jsonl", cxxopts::value<std::string>())(
+      "out", "also write everything, per question too, as JSON here", cxxopts::value<std::string>());
+  add_judge_options(options);
+  options.positional_help("NAME ANNOTATIONS PREDICTIONS.jsonl");
+  const auto args = parse(options, argc, argv, {"name", "annotations", "predictions"});
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.count("predictions")) throw UsageError("missing the predictions file (PREDICTIONS.jsonl)");
+  const std::string predictions_path = args["predictions"].as<std::string>();
+  auto benchmark = make_benchmark(registries, args);
+  const std::vector<Stream> streams = benchmark->streams();
+  const auto predictions = read_prediction_records(predictions_path);
+  ScoreReport report =
+      score_predictions(args["name"].as<std::string>(), benchmark->answer_rule(), streams, predictions);
+  const JudgeOptions judge = judge_options(args, predictions_path);
+  if (report.open_ended && !LlmJudge::resolved_base_url(judge).empty()) {
+    std::unique_ptr<LlmJudge> llm;
+    try {
+      llm = std::make_unique<LlmJudge>(judge);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string(e.what()) + " (the --judge-* options of svqa score --help)");
+    }
+    std::cerr << "judge: " << llm->model() << " at " << llm->endpoint() << "; " << llm->cached_judgments()
+              << " judgments cached in " << (judge.cache.empty() ? "(no cache)" : judge.cache);
+    if (llm->cache_lines_skipped()) std::cerr << " (" << llm->cache_lines_skipped() << " unreadable lines skipped)";
+    std::cerr << "\n";
+    judge_open_ended(report, streams, predictions, *llm, &std::cerr);
+  } else if (report.open_ended && (args.count("judge-model") || args.count("judge-key-env"))) {
+    std::cerr << "svqa score: warning: no judge URL (--judge-url or $OPENAI_BASE_URL): open-ended answers not judged\n";
+  }
+  std::cout << score_markdown(report);
+  if (args.count("out")) write_file_atomically(args["out"].as<std::string>(), score_json(report));
+  return 0;
+}
+
+}  // namespace svqa

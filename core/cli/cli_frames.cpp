@@ -1,0 +1,81 @@
+// `svqa frames`: what a video source yields at a rate (count, size, timestamps) and, with
+// --preprocess, what a backbone's vision module would get — to check a source, and for the
+// parity tests against the Hugging Face processors.
+
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
+#include <cxxopts.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/cli/cli_commands.h"
+#include "models/frame_preprocessor.h"
+#include "models/frame_source.h"
+#include "models/npy.h"
+
+namespace svqa {
+namespace {
+
+// The "image" object of a manifest (or of any JSON file holding one).
+ImageSpec read_image_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("image"))
+    throw std::runtime_error(path + ": image: missing (expected an object with the backbone's \"image\" spec)");
+  return image_spec_from_json(j.at("image"), path);
+}
+
+}  // namespace
+
+int cmd_frames(int argc, const char* const* argv) {
+  cxxopts::Options options("svqa frames", "Read a video source at a rate; optionally preprocess it for a backbone. "
+                                          "Prints one JSON object.");
+  options.add_options()("source", "video file, .npy frames [N,H,W,3] uint8, or a directory of images",
+                        cxxopts::value<std::string>())(
+      "fps", "sampling rate (video files) or rate the frames were taken at (.npy, images)",
+      cxxopts::value<double>()->default_value("1"))(
+      "preprocess", "JSON file (an export manifest) whose \"image\" object is the image spec",
+      cxxopts::value<std::string>())(
+      "out", "write .npy: the preprocessed pixels with --preprocess, else the RGB frames [N,H,W,3] uint8",
+      cxxopts::value<std::string>())("h,help", "show this help");
+  options.parse_positional({"source"});
+  options.positional_help("SOURCE");
+  const auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.count("source")) throw UsageError("missing the source (video file, .npy or image directory)");
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  const double fps = args["fps"].as<double>();
+  if (!(fps > 0)) throw UsageError("--fps must be positive");
+
+  // Read the spec first: a bad spec file fails before a long decode.
+  std::optional<ImageSpec> spec;
+  if (args.count("preprocess")) spec = read_image_spec(args["preprocess"].as<std::string>());
+  const Frames frames = read_frames(args["source"].as<std::string>(), fps);
+  nlohmann::json report = {{"frames", frames.rgb.size(0)},
+                           {"height", frames.rgb.size(1)},
+                           {"width", frames.rgb.size(2)},
+                           {"fps", frames.fps},
+                           {"timestamps", frames.timestamps}};
+  at::Tensor written = frames.rgb;
+  if (spec) {
+    const VisualInput input = preprocess_frames(frames.rgb, *spec);
+    report["pixels_shape"] = input.pixels.sizes().vec();
+    if (spec->resize == ImageSpec::Resize::QwenSmart) report["grid_thw"] = input.grid_thw;
+    written = input.pixels;
+  }
+  if (args.count("out")) write_npy(args["out"].as<std::string>(), written);
+  std::cout << report.dump() << "\n";
+  return 0;
+}
+
+}  // namespace svqa

@@ -1,0 +1,86 @@
+// `svqa grid`: expands an experiment's grid and runs its runs (or one shard of them), each in its
+// own results directory, resuming whatever a previous run of the same config left.
+
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'
+#include <cxxopts.hpp>
+
+#include <ATen/core/grad_mode.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/io/atomic_file.h"
+#include "core/cli/cli_commands.h"
+#include "core/config/config_loader.h"
+#include "core/config/experiment.h"
+#include "core/config/grid.h"
+#include "core/run/progress.h"
+#include "core/run/stream_runner.h"
+
+namespace svqa {
+
+int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa grid", "Run every run of an experiment grid, or one shard of them.");
+  options.add_options()("experiment", "experiment YAML with a grid: section", cxxopts::value<std::string>())(
+      "set", "override one key before expanding (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "shard", "i/N: run only runs with index % N == i (a Slurm array task)", cxxopts::value<std::string>())(
+      "out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
+      "list", "print the runs and their directories, run nothing")("h,help", "show this help");
+  options.parse_positional({"experiment"});
+  options.positional_help("EXP.yaml");
+  const auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.count("experiment")) throw UsageError("missing the experiment file (EXP.yaml)");
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  const std::string path = args["experiment"].as<std::string>();
+  ConfigNode root = load_config(path);
+  if (args.count("set"))
+    for (const auto& o : args["set"].as<std::vector<std::string>>()) apply_override(root, o);
+  std::pair<int64_t, int64_t> shard{0, 1};
+  if (args.count("shard")) {
+    try {
+      shard = parse_shard(args["shard"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+
+  // Every run is validated before any starts: a typo in the last run fails now, not in hours.
+  const auto runs = expand_grid(root, path);
+  std::vector<ExperimentConfig> configs;
+  for (const auto& run : runs) configs.push_back(validate_experiment(run.config, path, registries.sections()));
+  const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
+  const std::string grid_name = std::filesystem::path(path).stem().string();
+
+  int errors = 0;
+  at::InferenceMode inference;
+  int64_t my_runs = 0;
+  for (size_t i = 0; i < runs.size(); ++i) my_runs += static_cast<int64_t>(i) % shard.second == shard.first;
+  Progress progress(my_runs, 0);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const bool mine = static_cast<int64_t>(i) % shard.second == shard.first;
+    const std::string dir = (std::filesystem::path(out_root) / grid_name / runs[i].directory()).string();
+    if (args.count("list")) {
+      std::cout << i << (mine ? " * " : "   ") << runs[i].name << "  " << dir << "\n";
+      continue;
+    }
+    if (!mine) continue;
+    std::cout << "== run " << i + 1 << "/" << runs.size() << ": " << runs[i].name << "\n";
+    write_file_atomically(dir + "/config.yaml", to_yaml(runs[i].config));
+    apply_runtime(configs[i].header.runtime);
+    errors += run_streams(configs[i], registries, dir, std::cout, isatty(STDOUT_FILENO));
+    std::cout << "== runs of this " << (shard.second > 1 ? "shard " : "grid ") << progress.step() << "\n";
+  }
+  if (!args.count("list"))
+    std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << out_root << "/" << grid_name
+              << (shard.second > 1 ? " (shard " + std::to_string(shard.first) + "/" + std::to_string(shard.second) + ")" : "")
+              << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
+  return 0;
+}
+
+}  // namespace svqa

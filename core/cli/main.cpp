@@ -1,0 +1,4 @@
+#include "core/cli/builtin_registries.h"
+#include "core/cli/cli.h"
+
+int main(int argc, char** argv) { return svqa::run_cli(argc, argv, svqa::builtin_registries()); }

@@ -1,0 +1,123 @@
+#include "core/config/config_loader.h"
+
+#include <filesystem>
+
+namespace svqa {
+namespace fs = std::filesystem;
+
+static constexpr const char* kBase = "_base_";
+static constexpr const char* kDelete = "_delete_";
+
+// True if the map carries `_delete_: true`; rejects any other value.
+static bool takes_delete(const ConfigNode& map) {
+  const ConfigNode* d = map.find(kDelete);
+  if (!d) return false;
+  if (d->is_scalar() && !d->quoted && (d->scalar == "true" || d->scalar == "false")) return d->scalar == "true";
+  throw ConfigError(d->loc, kDelete, "expected true or false, got " + d->describe());
+}
+
+// Removes every `_delete_`, checking the value of those that had nothing to replace.
+static void strip_delete(ConfigNode& n) {
+  if (n.is_map()) {
+    takes_delete(n);
+    n.erase(kDelete);
+  }
+  for (auto& e : n.entries) strip_delete(e.value);
+  for (auto& i : n.items) strip_delete(i);
+}
+
+ConfigNode merge_config(ConfigNode base, const ConfigNode& over) {
+  if (!base.is_map() || !over.is_map() || takes_delete(over)) return over;
+  for (const auto& e : over.entries) {
+    if (ConfigNode* existing = base.find(e.key))
+      *existing = merge_config(std::move(*existing), e.value);
+    else
+      base.entries.push_back(e);
+  }
+  base.loc = over.loc;
+  return base;
+}
+
+static std::vector<const ConfigNode*> base_paths(const ConfigNode& bases) {
+  std::vector<const ConfigNode*> out;
+  if (bases.is_scalar()) out.push_back(&bases);
+  for (const auto& item : bases.items) {
+    if (!item.is_scalar()) throw ConfigError(item.loc, kBase, "expected a file path, got " + item.describe());
+    out.push_back(&item);
+  }
+  if (out.empty()) throw ConfigError(bases.loc, kBase, "expected a file path or a list of them, got " + bases.describe());
+  return out;
+}
+
+static ConfigNode load_with_bases(const fs::path& path, std::vector<fs::path>& chain) {
+  ConfigNode node = parse_yaml_file(path.string());
+  ConfigNode merged = ConfigNode::map(node.loc);
+  if (const ConfigEntry* bases = node.find_entry(kBase)) {
+    for (const ConfigNode* b : base_paths(bases->value)) {
+      fs::path base = (path.parent_path() / b->scalar).lexically_normal();
+      if (!fs::exists(base))
+        throw ConfigError(b->loc, kBase, "file not found: '" + b->scalar + "' (looked for " + base.string() + ")");
+      fs::path canonical = fs::canonical(base);
+      for (const auto& seen : chain)
+        if (seen == canonical) {
+          std::string cycle;
+          for (const auto& c : chain) cycle += c.filename().string() + " -> ";
+          throw ConfigError(b->loc, kBase, "cyclic inheritance: " + cycle + canonical.filename().string());
+        }
+      chain.push_back(canonical);
+      merged = merge_config(std::move(merged), load_with_bases(base, chain));
+      chain.pop_back();
+    }
+    node.erase(kBase);
+  }
+  return merge_config(std::move(merged), node);
+}
+
+ConfigNode load_config(const std::string& path) {
+  if (!fs::exists(path)) throw ConfigError({path, 0, 0}, "", "file not found");
+  if (fs::is_directory(path)) throw ConfigError({path, 0, 0}, "", "is a directory, expected a YAML file");
+  std::vector<fs::path> chain{fs::canonical(path)};
+  ConfigNode root = load_with_bases(fs::path(path), chain);
+  strip_delete(root);
+  return root;
+}
+
+void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value, const std::string& origin) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (parts.back().empty()) throw ConfigError({origin, 0, 0}, key, "empty key segment");
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+
+  ConfigNode* node = &root;
+  std::string path;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    path += (path.empty() ? "" : ".") + parts[i];
+    ConfigNode* child = node->find(parts[i]);
+    if (!child) {
+      // New sections are allowed; the schema decides later whether the key exists.
+      node->entries.push_back({parts[i], {origin, 0, 0}, ConfigNode::map({origin, 0, 0})});
+      child = &node->entries.back().value;
+    } else if (!child->is_map()) {
+      throw ConfigError({origin, 0, 0}, path, "is " + child->describe() + ", not a section with keys");
+    }
+    node = child;
+  }
+  if (ConfigNode* existing = node->find(parts.back()))
+    *existing = std::move(value);
+  else
+    node->entries.push_back({parts.back(), {origin, 0, 0}, std::move(value)});
+}
+
+void apply_override(ConfigNode& root, const std::string& assignment) {
+  const std::string origin = "--set " + assignment;
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError({origin, 0, 0}, "", "expected KEY=VALUE with a dotted KEY, e.g. retrieval.options.retrieve_size=32");
+  set_config_value(root, assignment.substr(0, eq), parse_yaml_text(assignment.substr(eq + 1), origin), origin);
+}
+
+}  // namespace svqa

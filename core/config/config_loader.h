@@ -1,0 +1,33 @@
+#pragma once
+// Loading an experiment file: `_base_` inheritance, deep merge, `_delete_`, `--set` overrides.
+//
+//   # experiments/ablation.yaml
+//   _base_: [../base/rekv.yaml]          # paths relative to this file, merged in order
+//   retrieval:
+//     options: {retrieve_size: 32}       # deep-merged into the base's retrieval.options
+//   encoding:
+//     _delete_: true                     # replace the base's whole encoding section
+//     type: recent
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_node.h"
+
+namespace svqa {
+
+// Reads `path` and everything it inherits; the result has no `_base_` or `_delete_` keys.
+ConfigNode load_config(const std::string& path);
+
+// `over` merged onto `base`: maps merge key by key, anything else replaces; a map with
+// `_delete_: true` replaces instead of merging.
+ConfigNode merge_config(ConfigNode base, const ConfigNode& over);
+
+// Applies one "a.b.c=value" override. The value is parsed as YAML (so `[1, 2]` is a list)
+// and checked later against the schema like any value from a file.
+void apply_override(ConfigNode& root, const std::string& assignment);
+
+// Sets the value at a dotted key, creating sections on the way; errors name `origin`.
+void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value, const std::string& origin);
+
+}  // namespace svqa

@@ -1,0 +1,79 @@
+#include "core/config/experiment.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/config/config_loader.h"
+
+namespace svqa {
+
+const ComponentChoice* ExperimentConfig::component(const std::string& section) const {
+  auto it = components.find(section);
+  return it == components.end() ? nullptr : &it->second;
+}
+
+static void validate_component(const ConfigNode& node, const std::string& section, const RegistryBase& registry,
+                               ExperimentConfig& out, ErrorList& errors) {
+  if (!node.is_map()) {
+    errors.add(node.loc, section, "expected a section with 'type' and 'options', got " + node.describe());
+    return;
+  }
+  check_known_keys(node, section, {"type", "options"}, errors);
+  const ConfigNode* type = node.find("type");
+  if (!type) {
+    errors.add(node.loc, section + ".type", "missing required key (one of: " + [&] {
+      std::string l;
+      for (const auto& n : registry.names()) l += (l.empty() ? "" : ", ") + n;
+      return l.empty() ? std::string("none registered") : l;
+    }() + ")");
+    return;
+  }
+  if (!type->is_scalar()) {
+    errors.add(type->loc, section + ".type", "expected a " + registry.kind() + " name, got " + type->describe());
+    return;
+  }
+  const RegistryEntryInfo* entry = registry.find_info(type->scalar);
+  if (!entry) {
+    errors.add(type->loc, section + ".type", registry.unknown_name_message(type->scalar));
+    return;
+  }
+  const ConfigNode* options = node.find("options");
+  std::any parsed = entry->options->parse_any(options, section + ".options", errors);
+  out.components[section] = {type->scalar, std::move(parsed)};
+}
+
+ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin, const RegistrySections& registries) {
+  ExperimentConfig out;
+  ErrorList errors;
+  const Schema<ExperimentHeader> header_schema;
+
+  std::vector<std::string> header_keys;
+  for (const auto& f : header_schema.fields()) header_keys.push_back(f.name);
+  std::vector<std::string> known = header_keys;
+  for (const auto& [section, _] : registries) known.push_back(section);
+  known.push_back("grid");  // checked by expand_grid (core/grid.h)
+  check_known_keys(root, "", known, errors);
+
+  // The header schema sees only its own keys; the top-level check above reported the rest.
+  ConfigNode header = ConfigNode::map(root.loc);
+  for (const auto& e : root.entries)
+    if (std::find(header_keys.begin(), header_keys.end(), e.key) != header_keys.end()) header.entries.push_back(e);
+  out.header = header_schema.parse(&header, "", errors);
+  if (out.header.name.empty()) out.header.name = std::filesystem::path(origin).stem().string();
+
+  for (const auto& [section, registry] : registries)
+    if (const ConfigNode* node = root.find(section)) validate_component(*node, section, *registry, out, errors);
+
+  errors.throw_if_any();
+  out.resolved = std::move(root);
+  return out;
+}
+
+ExperimentConfig resolve_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                    const RegistrySections& registries) {
+  ConfigNode root = load_config(path);
+  for (const auto& o : overrides) apply_override(root, o);
+  return validate_experiment(std::move(root), path, registries);
+}
+
+}  // namespace svqa

@@ -1,0 +1,127 @@
+#pragma once
+// An experiment file resolved and validated against the schemas: what `svqa validate` checks
+// and `svqa run` executes.
+//
+//   name: demo
+//   runtime: {device: cpu, dtype: float32, threads: 2}
+//   backbone:  {type: <registered backbone>, options: {...}}
+//   encoding:  {type: <registered encoding strategy>, options: {...}}
+//   retrieval: {type: <registered retrieval strategy>, options: {...}}
+//   benchmark: {type: <registered benchmark>, options: {...}}
+//   output: {dir: results}
+
+#include <any>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config/config_node.h"
+#include "core/config/registry.h"
+#include "core/config/runtime.h"
+
+namespace svqa {
+
+struct OutputOptions {
+  std::string dir = "results";
+  static void declare(Schema<OutputOptions>& s) {
+    s.field("dir", &OutputOptions::dir, "root directory of result folders (svqa run --out overrides it)");
+  }
+};
+
+// How streams are fed to the encoder and questions answered (the runner's own settings).
+struct StreamOptions {
+  double fps = 0.5;
+  int64_t chunk_frames = 64;
+  std::string sink_prompt = "<default>";
+  std::string answer_prompt = "<default>";
+  std::string position_policy = "contiguous";
+  int64_t max_new_tokens = 16;
+  int64_t ram_budget_mb = -1;
+  std::string spill_dir;
+  static void declare(Schema<StreamOptions>& s) {
+    s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
+    s.field("chunk_frames", &StreamOptions::chunk_frames,
+            "frames run through the vision tower and handed to the encoder at a time (ReKV: 64)")
+        .min(1);
+    s.field("sink_prompt", &StreamOptions::sink_prompt,
+            "text prefilled before the video as attention sinks; <default>: the backbone's chat template up to the video");
+    s.field("answer_prompt", &StreamOptions::answer_prompt,
+            "text after the retrieved video, with {question}; <default>: the rest of the backbone's chat template");
+    s.field("position_policy", &StreamOptions::position_policy,
+            "contiguous: retrieved blocks re-positioned back to back (ReKV); original: encode positions kept (MuKV)")
+        .one_of({"contiguous", "original"});
+    s.field("max_new_tokens", &StreamOptions::max_new_tokens, "greedy decoding limit (ReKV: 16 multiple choice, 256 open)")
+        .min(1);
+    s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
+            "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
+        .min(-1);
+    s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go; empty: <results dir>/spill");
+  }
+};
+
+// The LLM judge of open-ended answers (RVS): any OpenAI-compatible chat-completions endpoint,
+// asked with the Video-ChatGPT yes/no + 0-5 prompt (benchmarks/llm_judge.h). Off while no base
+// URL is given here or in $OPENAI_BASE_URL. The key is never written in a config file: it is read
+// from the environment variable named by api_key_env.
+struct JudgeOptions {
+  std::string base_url;  // e.g. https://api.openai.com/v1; empty: $OPENAI_BASE_URL; neither: no judging
+  std::string model;     // empty: $SVQA_JUDGE_MODEL
+  std::string api_key_env = "OPENAI_API_KEY";
+  double timeout_s = 60;
+  int64_t max_attempts = 3;
+  double backoff_s = 2;
+  std::string cache;  // JSON Lines of judgments; empty: judge_cache.jsonl beside the run directory
+  static void declare(Schema<JudgeOptions>& s) {
+    s.field("base_url", &JudgeOptions::base_url,
+            "OpenAI-compatible API root (…/v1); empty: $OPENAI_BASE_URL; neither: open-ended answers are not judged");
+    s.field("model", &JudgeOptions::model,
+            "judge model, e.g. gpt-3.5-turbo-0125; empty: $SVQA_JUDGE_MODEL (numbers move with it: never compare across judges)");
+    s.field("api_key_env", &JudgeOptions::api_key_env, "environment variable holding the API key (may be unset for local servers)");
+    s.field("timeout_s", &JudgeOptions::timeout_s, "seconds one request may take").min(0.001);
+    s.field("max_attempts", &JudgeOptions::max_attempts,
+            "tries per question (failed or unparseable replies); then it is counted as failed").min(1);
+    s.field("backoff_s", &JudgeOptions::backoff_s, "wait before the 2nd try, doubled before each next one").min(0);
+    s.field("cache", &JudgeOptions::cache,
+            "judgments cached by (question, answer, prediction, model); empty: judge_cache.jsonl beside the run's "
+            "directory (the results root; a grid's folder, shared by its runs)");
+  }
+};
+
+// The scalar part of an experiment; component sections are validated through the registries.
+struct ExperimentHeader {
+  std::string name;
+  std::string description;
+  RuntimeOptions runtime;
+  OutputOptions output;
+  StreamOptions stream;
+  JudgeOptions judge;
+  static void declare(Schema<ExperimentHeader>& s) {
+    s.field("name", &ExperimentHeader::name, "experiment name; defaults to the file name without .yaml");
+    s.field("description", &ExperimentHeader::description, "free text shown in reports");
+    s.field("runtime", &ExperimentHeader::runtime, "device, dtype, threads, seed");
+    s.field("output", &ExperimentHeader::output, "where results go");
+    s.field("stream", &ExperimentHeader::stream, "frame sampling, prompts, positions, decoding, memory tiers");
+    s.field("judge", &ExperimentHeader::judge, "LLM judge of open-ended answers (RVS)");
+  }
+};
+
+struct ComponentChoice {
+  std::string type;     // registered name
+  std::any options;     // the entry's options struct, validated
+};
+
+struct ExperimentConfig {
+  ExperimentHeader header;
+  std::map<std::string, ComponentChoice> components;  // by section: backbone, encoding, ...
+  ConfigNode resolved;                                // after _base_, merge and --set
+  const ComponentChoice* component(const std::string& section) const;
+};
+
+// load_config + overrides + validation; throws ConfigError listing every problem.
+ExperimentConfig resolve_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                    const RegistrySections& registries);
+
+// Validates an already-merged tree (`origin` names the file for the default experiment name).
+ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin, const RegistrySections& registries);
+
+}  // namespace svqa

@@ -1,0 +1,41 @@
+#pragma once
+// Experiment grids: a `grid:` section whose axes are any dotted keys, crossed or zipped.
+//
+//   _base_: demo.yaml
+//   grid:
+//     mode: product                          # or zip (axes of equal length, taken together)
+//     axes:
+//       retrieval.options.retrieve_size: [4, 8]
+//       retrieval: [{type: internal}, {type: recent, options: {frames: 8}}]
+//
+// Each run is the file without `grid:`, with one value per axis set (a whole section replaces
+// the base's). Its name lists the settings; its results directory is keyed by a hash of its
+// resolved config, so changing anything gives a new directory and a rerun resumes the old one.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config/config_node.h"
+
+namespace svqa {
+
+struct GridRun {
+  std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=recent"
+  std::vector<std::pair<std::string, std::string>> settings;  // (dotted key, value shown)
+  ConfigNode config;                                         // resolved, without `grid:`, `name` set
+  std::string hash;                                          // 12 hex digits of FNV-1a over the config's YAML
+  std::string directory() const { return name + "-" + hash; }
+};
+
+bool has_grid(const ConfigNode& root);
+
+// Expands the grid of an already loaded file (`origin` names it in errors). A file without
+// `grid:` is one run. Throws ConfigError for a malformed grid.
+std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin);
+
+// "i/N" → (i, N) with 0 <= i < N; throws std::invalid_argument otherwise.
+std::pair<int64_t, int64_t> parse_shard(const std::string& text);
+
+}  // namespace svqa

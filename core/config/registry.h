@@ -1,0 +1,91 @@
+#pragma once
+// Named, typed factories: the YAML `type:` of a component picks an entry here.
+//
+//   Registry<RetrievalStrategy> retrieval("retrieval strategy");
+//   retrieval.add<InternalOptions>("internal", "per-layer query/key similarity (ReKV)",
+//       [](const InternalOptions& o) { return std::make_unique<InternalRetrieval>(o); }, SVQA_HERE);
+//
+// Registration is explicit, from one register_builtin_*() list per folder, never from
+// static initialisers (a linker silently drops those from static libraries).
+
+#include <algorithm>
+#include <any>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config/schema.h"
+
+#define SVQA_HERE ::svqa::SourceLoc{__FILE__, __LINE__, 0}
+
+namespace svqa {
+
+// A programming error in registration (not user input): a name registered twice.
+class RegistryError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// What every registry exposes without knowing its product type: for validation and `svqa list`.
+struct RegistryEntryInfo {
+  std::string name;
+  std::string description;
+  std::shared_ptr<const OptionsSchema> options;
+  SourceLoc registered_at;
+};
+
+class RegistryBase;
+// The registries an experiment is validated against: (YAML section, registry) in file order.
+using RegistrySections = std::vector<std::pair<std::string, const RegistryBase*>>;
+
+class RegistryBase {
+ public:
+  explicit RegistryBase(std::string kind) : kind_(std::move(kind)) {}
+  virtual ~RegistryBase() = default;
+  const std::string& kind() const { return kind_; }  // "retrieval strategy"
+  const RegistryEntryInfo* find_info(const std::string& name) const;
+  std::vector<const RegistryEntryInfo*> infos() const;  // sorted by name
+  std::vector<std::string> names() const;
+  // "unknown retrieval strategy 'internl' (did you mean 'internal'?); known: external, internal"
+  std::string unknown_name_message(const std::string& name) const;
+
+ protected:
+  void add_info(RegistryEntryInfo info);  // throws RegistryError on a duplicate name
+
+ private:
+  std::string kind_;
+  std::vector<RegistryEntryInfo> infos_;
+};
+
+template <class Product, class... Args>
+class Registry final : public RegistryBase {
+ public:
+  using RegistryBase::RegistryBase;
+
+  template <class Options, class Factory>
+  void add(const std::string& name, const std::string& description, Factory factory, SourceLoc where) {
+    add_info({name, description, std::make_shared<Schema<Options>>(), where});
+    factories_.push_back({name, [f = std::move(factory)](const std::any& options, Args... args) {
+                            return f(std::any_cast<const Options&>(options), args...);
+                          }});
+  }
+
+  // `options` must come from this entry's schema (see ExperimentConfig).
+  std::unique_ptr<Product> create(const std::string& name, const std::any& options, Args... args) const {
+    for (const auto& f : factories_)
+      if (f.name == name) return f.make(options, args...);
+    throw std::invalid_argument(unknown_name_message(name));
+  }
+
+ private:
+  struct FactoryEntry {
+    std::string name;
+    std::function<std::unique_ptr<Product>(const std::any&, Args...)> make;
+  };
+  std::vector<FactoryEntry> factories_;
+};
+
+}  // namespace svqa

@@ -1,0 +1,42 @@
+#pragma once
+// Answers one question from the memory, in ReKV's three passes: a retrieval pass of the raw
+// question (each layer selects blocks with that layer's queries; the question's own K/V are then
+// dropped), a prefill of the answer prompt over [sinks | selected blocks], greedy decoding.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/memory/context_assembler.h"
+#include "core/memory/memory_bank.h"
+#include "core/engine/strategy.h"
+
+namespace svqa {
+
+class Backbone;
+
+struct AnswerOptions {
+  PositionPolicy policy = PositionPolicy::Contiguous;
+  int64_t max_new_tokens = 16;
+};
+
+struct Answer {
+  std::vector<int64_t> ids;
+  std::string text;
+  std::vector<std::vector<int64_t>> selected;  // block ids per layer, in context order
+  std::vector<int64_t> context_tokens;         // per layer: sinks + selected tokens
+  std::map<int64_t, double> block_scores;      // the retrieval strategy's score per block, if it scores
+  at::Tensor prompt_logits;                    // [vocab] float32 after the prompt prefill
+  double retrieve_seconds = 0, prefill_seconds = 0, decode_seconds = 0;
+};
+
+// `prompt` is the full answer prompt text (question, options, chat tokens) placed after the
+// retrieved context; `question.text` is what the retrieval pass runs.
+Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
+                       RetrievalStrategy& retrieval, const QuestionInfo& question, const std::string& prompt,
+                       const AnswerOptions& options);
+
+}  // namespace svqa

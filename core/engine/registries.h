@@ -1,0 +1,29 @@
+#pragma once
+// The four registries an experiment composes, one per YAML section.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config/registry.h"
+#include "core/config/runtime.h"
+
+namespace svqa {
+
+class Backbone;
+class EncodingStrategy;
+class RetrievalStrategy;
+class Benchmark;  // core/engine/benchmark.h
+
+struct Registries {
+  Registry<Backbone, const RuntimeOptions&> backbone{"backbone"};  // built on the runtime's device and dtype
+  Registry<EncodingStrategy> encoding{"encoding strategy"};
+  Registry<RetrievalStrategy> retrieval{"retrieval strategy"};
+  Registry<Benchmark> benchmark{"benchmark"};
+
+  RegistrySections sections() const {
+    return {{"backbone", &backbone}, {"encoding", &encoding}, {"retrieval", &retrieval}, {"benchmark", &benchmark}};
+  }
+};
+
+}  // namespace svqa

@@ -1,0 +1,50 @@
+#pragma once
+// The two plugin interfaces. A strategy is one file in strategies/encoding/ or strategies/retrieval/,
+// registered in that folder's register_builtin.cpp with a typed options struct.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/memory/memory_bank.h"
+#include "core/engine/stream_types.h"
+
+namespace svqa {
+
+class Backbone;
+
+// Frames → blocks in the bank. Owns its working state (sinks, local window) for the current stream.
+class EncodingStrategy {
+ public:
+  virtual ~EncodingStrategy() = default;
+  // A new stream: forget the previous one, prefill `sink_ids` (the system prompt) as attention sinks.
+  virtual void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) = 0;
+  // Encode the next units of the stream (in order) and add their blocks to the bank.
+  virtual void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) = 0;
+  virtual const SinkKv& sinks() const = 0;
+  // Position the next visual token of the stream would get (first row): the end of the stream so far.
+  virtual int64_t next_position() const = 0;
+};
+
+// Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with
+// that layer's question queries (which already attended to the blocks chosen at earlier layers);
+// strategies that choose once answer the same at every layer.
+class RetrievalStrategy {
+ public:
+  virtual ~RetrievalStrategy() = default;
+  virtual void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
+    (void)backbone, (void)question, (void)bank;
+  }
+  // Block ids for this layer (any order; the context assembler orders them).
+  virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
+  // Called with every unit once it is encoded, for strategies that index frames themselves
+  // (external embeddings, mapped to blocks by frame index / time).
+  virtual void observe(const VisualUnit& unit) { (void)unit; }
+  // A new stream begins: drop what was observed.
+  virtual void begin_stream() {}
+  // The score each block got for the current question (mean over layers where every layer scores),
+  // recorded per question for reports (the temporal bias of retrieval); empty: the strategy does not score.
+  virtual std::map<int64_t, double> block_scores() const { return {}; }
+};
+
+}  // namespace svqa

@@ -1,0 +1,40 @@
+#pragma once
+// What flows between the runner and the strategies: visual units of the stream, the sinks, and
+// the question a retrieval strategy serves.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/memory/sink_kv.h"
+
+namespace svqa {
+
+// The smallest group of frames the backbone turns into tokens: one frame (LLaVA-OV), or one
+// temporal patch of two frames (Qwen2.5-VL).
+struct VisualUnit {
+  at::Tensor tokens;     // [n, hidden] visual tokens
+  at::Tensor positions;  // [3, n] positions in the stream (after the sinks), as the backbone lays them out
+  at::Tensor pixels;     // the preprocessed frames, kept for external retrieval ([f, 3, H, W] or patches)
+  at::Tensor rgb;        // uint8 [f, H, W, 3] source frames of the unit
+  int64_t first_frame = 0, last_frame = 0;
+  double start_time = 0, end_time = 0;
+};
+
+// A question as retrieval strategies see it.
+struct QuestionInfo {
+  std::string id;
+  std::string text;  // the raw question (what ReKV's retrieval pass runs)
+  double time = 0;   // seconds into the stream; every block in the bank ends at or before it
+};
+
+// One layer's view of the question inside the retrieval pass.
+struct LayerQuery {
+  int64_t layer = 0;
+  at::Tensor queries;  // [T, heads, d] un-rotated, the question tokens
+  at::Tensor keys;     // [T, kv_heads, d] un-rotated
+};
+
+}  // namespace svqa

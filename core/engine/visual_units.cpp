@@ -1,0 +1,49 @@
+#include "core/engine/visual_units.h"
+
+#include <stdexcept>
+
+#include "core/nn/rope.h"
+#include "models/frame_preprocessor.h"
+#include "models/video_positions.h"
+
+namespace svqa {
+
+VisualUnitMaker::VisualUnitMaker(Backbone& backbone, const Frames& frames) : backbone_(backbone), frames_(frames) {
+  const auto& m = backbone.manifest();
+  frames_per_unit_ = m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
+}
+
+std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int64_t video_start, int64_t next_free) {
+  if (count <= 0 || count % frames_per_unit_)
+    throw std::invalid_argument("visual units: " + std::to_string(count) + " frames is not a multiple of " +
+                                std::to_string(frames_per_unit_));
+  const auto& m = backbone_.manifest();
+  const auto rgb = frames_.rgb.narrow(0, first, count);
+  const VisualInput input = preprocess_frames(rgb, m.image);
+  const at::Tensor tokens = backbone_.encode_frames(input);
+  const int64_t units = count / frames_per_unit_, per_unit = tokens.size(0) / units;
+  std::vector<VisualUnit> out;
+  for (int64_t u = 0; u < units; ++u) {
+    VisualUnit unit;
+    unit.tokens = tokens.narrow(0, u * per_unit, per_unit);
+    unit.rgb = rgb.narrow(0, u * frames_per_unit_, frames_per_unit_);
+    unit.first_frame = first + u * frames_per_unit_;
+    unit.last_frame = unit.first_frame + frames_per_unit_ - 1;
+    unit.start_time = frames_.timestamps[static_cast<size_t>(unit.first_frame)];
+    unit.end_time = frames_.timestamps[static_cast<size_t>(unit.last_frame)];
+    if (m.architecture == Architecture::LlavaOnevision) {
+      unit.pixels = input.pixels.narrow(0, u, 1);
+      unit.positions = text_positions(next_free + u * per_unit, per_unit);
+    } else {
+      const int64_t patches = per_unit * m.vision.spatial_merge_size * m.vision.spatial_merge_size;
+      unit.pixels = input.pixels.narrow(0, u * patches, patches);
+      const VisualInput one{unit.pixels, {1, input.grid_thw[1], input.grid_thw[2]}};
+      // The stream is one video starting after the sinks; this unit is its temporal patch k.
+      unit.positions = video_positions(m, one, per_unit, video_start, frames_.fps, unit.first_frame / frames_per_unit_);
+    }
+    out.push_back(std::move(unit));
+  }
+  return out;
+}
+
+}  // namespace svqa

@@ -1,0 +1,31 @@
+#pragma once
+// Sampled frames → the backbone's visual units (one frame for LLaVA-OV, one two-frame temporal
+// patch for Qwen2.5-VL) with their tokens and their positions in the stream.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/engine/stream_types.h"
+#include "models/backbone.h"
+#include "models/frame_source.h"
+
+namespace svqa {
+
+class VisualUnitMaker {
+ public:
+  VisualUnitMaker(Backbone& backbone, const Frames& frames);
+  int64_t frames_per_unit() const { return frames_per_unit_; }
+
+  // Frames [first, first + count) (count a multiple of frames_per_unit) through preprocessing and
+  // the vision tower in one call. Positions: 1-D from `next_free` (LLaVA-OV); mRoPE for the
+  // stream as one video starting at `video_start` (Qwen2.5-VL): temporal patch k at
+  // t = video_start + ⌊k · tokens_per_second · temporal_patch_size / fps⌋, h and w from video_start.
+  std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free);
+
+ private:
+  Backbone& backbone_;
+  const Frames& frames_;
+  int64_t frames_per_unit_ = 1;
+};
+
+}  // namespace svqa

@@ -1,0 +1,45 @@
+#pragma once
+// Builds, for one layer, the past a question attends to: sinks + chosen blocks, rotated at the
+// positions the position policy gives them.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/memory/kv_block.h"
+#include "core/memory/sink_kv.h"
+#include "core/nn/rope.h"
+
+namespace svqa {
+
+enum class PositionPolicy {
+  // ReKV, StreamKV: sinks from 0, then the blocks in time order as if they had been the only ones
+  // streamed: the i-th chosen block takes the positions the stream's i-th block of its shape had
+  // (1-D RoPE: back to back; mRoPE: the stream's temporal spacing, each block's h/w grid kept),
+  // else it is packed right after the previous one.
+  Contiguous,
+  Original,  // MuKV: every token keeps the position it was encoded at
+};
+PositionPolicy position_policy_from_name(const std::string& name);  // "contiguous" | "original"
+
+struct LayerContext {
+  at::Tensor keys;       // [S, kv_heads, d] rotated
+  at::Tensor values;     // [S, kv_heads, d]
+  at::Tensor positions;  // [3, S] the positions used
+  int64_t next_position = 0;  // where the question's first token goes
+};
+
+// `blocks` must all be present in `layer`; they are ordered by first frame. `stream_end` is the
+// position after the last encoded token of the stream (the question's place under `original`);
+// `stream_slots` the encode positions of the stream's blocks in time order (for `contiguous`).
+LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
+                            PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
+                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype);
+
+// The positions a block's tokens get under `contiguous` when it starts at `start`: its encode
+// positions shifted so their minimum is `start` (relative layout kept, e.g. mRoPE's t/h/w grid).
+at::Tensor contiguous_positions(const at::Tensor& encoded, int64_t start);
+
+}  // namespace svqa

@@ -1,0 +1,215 @@
+#include "core/memory/memory_bank.h"
+
+#include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace svqa {
+namespace {
+
+int64_t tensor_bytes(const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
+
+std::runtime_error io_error(const std::string& path, const std::string& what) {
+  return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
+}
+
+// A read-only mapping of a spilled block's file, unmapped when the last tensor viewing it goes.
+struct Mapping {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (data) munmap(data, size);
+  }
+};
+
+}  // namespace
+
+const char* granularity_name(Granularity g) {
+  switch (g) {
+    case Granularity::Patch: return "patch";
+    case Granularity::Frame: return "frame";
+    case Granularity::Segment: return "segment";
+    case Granularity::Summary: return "summary";
+  }
+  return "?";
+}
+
+at::Tensor mean_key_representative(const at::Tensor& keys, int64_t heads) {
+  return keys.to(at::kFloat).mean(0).repeat_interleave(heads / keys.size(1), 0).flatten();
+}
+
+int64_t KvBlock::kv_bytes() const {
+  int64_t n = 0;
+  for (size_t l = 0; l < keys.size(); ++l) n += tensor_bytes(keys[l]) + tensor_bytes(values[l]);
+  return n;
+}
+
+struct MemoryBank::Entry {
+  KvBlock block;  // keys/values emptied once spilled
+  std::string file;
+  // Layout of the spilled file: per layer K then V, each tensor's shape and dtype kept here.
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<at::ScalarType> dtypes;
+  int64_t bytes = 0;
+};
+
+MemoryBank::MemoryBank(MemoryBankOptions options)
+    : options_(std::move(options)),
+      rep_matrix_(options_.num_layers),
+      rep_rows_(options_.num_layers, 0),
+      rep_ids_(options_.num_layers) {
+  if (options_.ram_budget_bytes >= 0) {
+    if (options_.spill_dir.empty()) throw std::invalid_argument("memory bank: a RAM budget needs a spill directory");
+    std::filesystem::create_directories(options_.spill_dir);
+#if defined(__GLIBC__)
+    // glibc raises its mmap threshold after large frees, so later block buffers land in the heap,
+    // where small long-lived allocations fragment them and freed blocks never return to the OS:
+    // resident memory would keep growing past the budget. A fixed threshold keeps them mmapped.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+  }
+}
+
+MemoryBank::~MemoryBank() {
+  for (const auto& e : entries_)
+    if (!e->file.empty()) std::filesystem::remove(e->file);
+}
+
+int64_t MemoryBank::add(KvBlock block) {
+  if (static_cast<int64_t>(block.keys.size()) != options_.num_layers || block.values.size() != block.keys.size())
+    throw std::invalid_argument("memory bank: a block needs keys and values for " + std::to_string(options_.num_layers) +
+                                " layers (undefined where absent)");
+  block.id = size();
+  const bool pin = options_.device.is_cuda();
+  for (size_t l = 0; l < block.keys.size(); ++l) {
+    for (auto* t : {&block.keys[l], &block.values[l]}) {
+      if (!t->defined()) continue;
+      *t = t->to(at::kCPU).contiguous();
+      if (pin) *t = t->pin_memory();
+    }
+  }
+  block.representatives.resize(block.keys.size());
+  for (int64_t l = 0; l < options_.num_layers; ++l) {
+    const auto& rep = block.representatives[l];
+    if (!rep.defined()) continue;
+    auto& m = rep_matrix_[l];
+    if (!m.defined() || rep_rows_[l] == m.size(0)) {  // grow by doubling, as the RI's VectorTensor
+      auto bigger = at::empty({std::max<int64_t>(16, 2 * rep_rows_[l]), rep.numel()},
+                              at::TensorOptions().dtype(at::kFloat).device(options_.device));
+      if (rep_rows_[l]) bigger.narrow(0, 0, rep_rows_[l]).copy_(m.narrow(0, 0, rep_rows_[l]));
+      m = bigger;
+    }
+    m[rep_rows_[l]++].copy_(rep.flatten());
+    rep_ids_[l].push_back(block.id);
+    accounting_.representative_bytes += rep.numel() * 4;
+  }
+  block.representatives.clear();  // they live in the matrices
+
+  auto e = std::make_unique<Entry>();
+  e->bytes = block.kv_bytes();
+  const auto g = static_cast<size_t>(block.granularity);
+  accounting_.blocks += 1;
+  accounting_.tokens += block.num_tokens();
+  accounting_.ram_bytes += e->bytes;
+  accounting_.tokens_by_granularity[g] += block.num_tokens();
+  accounting_.bytes_by_granularity[g] += e->bytes;
+  e->block = std::move(block);
+  entries_.push_back(std::move(e));
+  while (options_.ram_budget_bytes >= 0 && accounting_.ram_bytes > options_.ram_budget_bytes &&
+         next_resident_ < size())
+    spill_oldest_resident();
+  return entries_.back()->block.id;
+}
+
+void MemoryBank::spill_oldest_resident() {
+  Entry& e = *entries_[next_resident_++];
+  e.file = (std::filesystem::path(options_.spill_dir) / ("block_" + std::to_string(e.block.id) + ".kv")).string();
+  const int fd = ::open(e.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw io_error(e.file, "cannot create spill file");
+  for (size_t l = 0; l < e.block.keys.size(); ++l)
+    for (auto* t : {&e.block.keys[l], &e.block.values[l]}) {
+      e.shapes.push_back(t->defined() ? t->sizes().vec() : std::vector<int64_t>{});
+      e.dtypes.push_back(t->defined() ? t->scalar_type() : at::kFloat);
+      if (!t->defined()) continue;
+      const char* p = static_cast<const char*>(t->data_ptr());
+      for (int64_t left = tensor_bytes(*t); left > 0;) {
+        const ssize_t n = ::write(fd, p, static_cast<size_t>(left));
+        if (n < 0) {
+          ::close(fd);
+          throw io_error(e.file, "cannot write spill file");
+        }
+        p += n;
+        left -= n;
+      }
+      *t = at::Tensor();
+    }
+  if (::close(fd) != 0) throw io_error(e.file, "cannot close spill file");
+  accounting_.ram_bytes -= e.bytes;
+  accounting_.disk_bytes += e.bytes;
+}
+
+bool MemoryBank::spilled(int64_t id) const { return !entries_.at(static_cast<size_t>(id))->file.empty(); }
+
+const KvBlock& MemoryBank::info(int64_t id) const {
+  if (id < 0 || id >= size()) throw std::out_of_range("memory bank: no block " + std::to_string(id));
+  return entries_[static_cast<size_t>(id)]->block;
+}
+
+bool MemoryBank::in_layer(int64_t id, int64_t layer) const {
+  const Entry& e = *entries_.at(static_cast<size_t>(id));
+  if (e.file.empty()) return e.block.in_layer(layer);
+  return layer >= 0 && layer < options_.num_layers && !e.shapes[static_cast<size_t>(2 * layer)].empty();
+}
+
+KvBlock MemoryBank::block(int64_t id) const {
+  const KvBlock& stored = info(id);
+  const Entry& e = *entries_[static_cast<size_t>(id)];
+  if (e.file.empty()) return stored;
+  KvBlock out = stored;
+  auto mapping = std::make_shared<Mapping>();
+  const int fd = ::open(e.file.c_str(), O_RDONLY);
+  if (fd < 0) throw io_error(e.file, "cannot open spill file");
+  mapping->size = static_cast<size_t>(e.bytes);
+  if (e.bytes > 0) {
+    mapping->data = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping->data == MAP_FAILED) {
+      mapping->data = nullptr;
+      ::close(fd);
+      throw io_error(e.file, "cannot map spill file");
+    }
+  }
+  ::close(fd);
+  char* p = static_cast<char*>(mapping->data);
+  size_t i = 0;
+  for (size_t l = 0; l < out.keys.size(); ++l)
+    for (auto* t : {&out.keys[l], &out.values[l]}) {
+      const auto& shape = e.shapes[i];
+      const auto dtype = e.dtypes[i++];
+      if (shape.empty()) continue;
+      // MAP_PRIVATE pages are copy-on-write, so a caller writing to them never changes the file.
+      *t = at::from_blob(p, shape, [mapping](void*) {}, at::TensorOptions().dtype(dtype));
+      p += tensor_bytes(*t);
+    }
+  return out;
+}
+
+at::Tensor MemoryBank::representatives(int64_t layer) const {
+  const auto& m = rep_matrix_.at(static_cast<size_t>(layer));
+  if (!m.defined()) return at::empty({0, 0}, at::TensorOptions().dtype(at::kFloat).device(options_.device));
+  return m.narrow(0, 0, rep_rows_[layer]);
+}
+
+const std::vector<int64_t>& MemoryBank::representative_ids(int64_t layer) const {
+  return rep_ids_.at(static_cast<size_t>(layer));
+}
+
+}  // namespace svqa

@@ -1,0 +1,74 @@
+#pragma once
+// Append-only store of KvBlocks with exact accounting and a disk tier.
+//
+// Block tensors live on the CPU (pinned when the compute device is CUDA, for fast copies). Once
+// resident K/V bytes pass `ram_budget_bytes`, the oldest resident blocks are written to one file
+// each under `spill_dir` and dropped from RAM; `block(id)` maps a spilled block's file back
+// (mmap, read-only, bit-exact) for as long as the caller holds its tensors. Representative vectors
+// stay resident on the compute device, one growable matrix per layer, where retrieval scores them.
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/memory/kv_block.h"
+
+namespace svqa {
+
+struct MemoryBankOptions {
+  int64_t num_layers = 0;
+  at::Device device = at::kCPU;  // where representative vectors are kept and scored
+  int64_t ram_budget_bytes = -1; // resident K/V bytes before spilling to disk; < 0: never spill
+  std::string spill_dir;         // required when ram_budget_bytes >= 0
+};
+
+struct MemoryAccounting {
+  int64_t blocks = 0, tokens = 0;
+  int64_t ram_bytes = 0, disk_bytes = 0;  // K/V bytes per tier
+  int64_t representative_bytes = 0;
+  std::array<int64_t, kGranularities> tokens_by_granularity{}, bytes_by_granularity{};
+};
+
+class MemoryBank {
+ public:
+  explicit MemoryBank(MemoryBankOptions options);
+  ~MemoryBank();
+  MemoryBank(const MemoryBank&) = delete;
+  MemoryBank& operator=(const MemoryBank&) = delete;
+
+  // Takes the block (tensors moved to CPU); returns its id. Spills old blocks past the budget.
+  int64_t add(KvBlock block);
+  // The block with its tensors (mapped from disk if spilled). Throws std::out_of_range for a bad id.
+  KvBlock block(int64_t id) const;
+  // Metadata (span, granularity, positions); its K/V tensors are empty once spilled: use block().
+  const KvBlock& info(int64_t id) const;
+  // Whether block `id` has K/V in `layer` (resident or spilled).
+  bool in_layer(int64_t id, int64_t layer) const;
+  int64_t size() const { return static_cast<int64_t>(entries_.size()); }
+
+  // Representative vectors of every block present in `layer`: matrix [n, dim] on the device and
+  // the block id of each row.
+  at::Tensor representatives(int64_t layer) const;
+  const std::vector<int64_t>& representative_ids(int64_t layer) const;
+
+  const MemoryAccounting& accounting() const { return accounting_; }
+  bool spilled(int64_t id) const;
+
+ private:
+  struct Entry;
+  void spill_oldest_resident();
+
+  MemoryBankOptions options_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  int64_t next_resident_ = 0;  // oldest block that may still be resident
+  std::vector<at::Tensor> rep_matrix_;             // per layer [capacity, dim]
+  std::vector<int64_t> rep_rows_;                  // per layer rows used
+  std::vector<std::vector<int64_t>> rep_ids_;      // per layer block id per row
+  MemoryAccounting accounting_;
+};
+
+}  // namespace svqa

@@ -1,0 +1,12 @@
+#pragma once
+// The built-in encoding strategies, registered by core/cli/builtin_registries.cpp.
+
+#include "core/config/registry.h"
+
+namespace svqa {
+
+class EncodingStrategy;
+
+void register_builtin_encoders(Registry<EncodingStrategy>& registry);
+
+}  // namespace svqa

@@ -1,0 +1,12 @@
+#pragma once
+// The built-in retrieval strategies, registered by core/cli/builtin_registries.cpp.
+
+#include "core/config/registry.h"
+
+namespace svqa {
+
+class RetrievalStrategy;
+
+void register_builtin_retrievers(Registry<RetrievalStrategy>& registry);
+
+}  // namespace svqa
