@@ -87,10 +87,16 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     GridRun run;
     run.config = root;
     run.name = base_name;
+    // Axes that set a component's type first: the others' options then apply on top of its defaults.
+    for (const bool types : {true, false})
+      for (size_t k = 0; k < combo.size(); ++k) {
+        const auto& axis = axes->entries[k];
+        if (sets_component_type(axis.key) == types)
+          set_config_value(run.config, axis.key, axis.value.items[combo[k]], origin + ": grid.axes." + axis.key);
+      }
     for (size_t k = 0; k < combo.size(); ++k) {
       const auto& axis = axes->entries[k];
       const ConfigNode& value = axis.value.items[combo[k]];
-      set_config_value(run.config, axis.key, value, origin + ": grid.axes." + axis.key);
       run.settings.push_back({axis.key, shown(value, combo[k])});
       run.name += "__" + last_segment(axis.key) + "=" + shown(value, combo[k]);
     }
