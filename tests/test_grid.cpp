@@ -67,4 +67,69 @@ TEST_CASE("a grid axis that changes a component's type starts it from that type'
   CHECK((same.top_k == 3 && other.top_k == 3));  // the other axis applies on top, whatever the axes' order
 }
 
+namespace {
+
+std::vector<std::string> run_names(const std::string& yaml) {
+  const std::string path = write_temp("svqa_grid_names.yaml", yaml);
+  std::vector<std::string> names;
+  for (const auto& run : expand_grid(load_config(path), path)) names.push_back(run.name);
+  return names;
+}
+
+std::string grid_error(const std::string& yaml) {
+  const std::string path = write_temp("svqa_grid_error.yaml", yaml);
+  try {
+    expand_grid(load_config(path), path);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("an axis value can carry a label, which names its runs", "[grid]") {
+  const std::string path = write_temp("svqa_grid_labels.yaml",
+                                      "name: g\n"
+                                      "grid:\n"
+                                      "  axes:\n"
+                                      "    retrieval.options.retrieve_size: [{label: r4, value: 4}, 8]\n");
+  const auto runs = expand_grid(load_config(path), path);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].name == "g__r4");
+  CHECK(runs[1].name == "g__retrieve_size=8");
+  CHECK(runs[0].settings[0] == std::make_pair(std::string("retrieval.options.retrieve_size"), std::string("r4")));
+  CHECK(to_yaml(runs[0].config).find("retrieve_size: 4") != std::string::npos);  // the value, not the label, is set
+  CHECK(to_yaml(runs[0].config).find("label") == std::string::npos);
+}
+
+TEST_CASE("two runs of a grid never get the same visible name", "[grid]") {
+  // Two sections of one type, and two axes whose keys end alike.
+  const auto names = run_names("name: g\n"
+                               "grid:\n"
+                               "  axes:\n"
+                               "    retrieval: [{type: internal, options: {retrieve_size: 4}}, {type: internal}]\n"
+                               "    encoding.options.chunk_frames: [1, 2]\n"
+                               "    stream.chunk_frames: [8]\n");
+  CHECK(names == std::vector<std::string>{
+                     "g__retrieval=internal#0__options.chunk_frames=1__stream.chunk_frames=8",
+                     "g__retrieval=internal#0__options.chunk_frames=2__stream.chunk_frames=8",
+                     "g__retrieval=internal#1__options.chunk_frames=1__stream.chunk_frames=8",
+                     "g__retrieval=internal#1__options.chunk_frames=2__stream.chunk_frames=8"});
+  // Zip mode and labels: still one name per run.
+  const auto zipped = run_names("name: z\ngrid:\n  mode: zip\n  axes:\n"
+                                "    a.x: [{label: fast, value: 1}, {label: slow, value: 2}]\n"
+                                "    b.x: [{label: slow, value: 1}, {label: fast, value: 2}]\n");
+  CHECK(zipped == std::vector<std::string>{"z__fast__slow", "z__slow__fast"});
+
+  CHECK_THAT(grid_error("grid: {axes: {a.x: [1, 1]}}\n"),
+             Catch::Contains("grid.axes.a.x[1]: the same value as grid.axes.a.x[0]: its runs would be identical"));
+  CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: p, value: 1}, {label: p, value: 2}]}}\n"),
+             Catch::Contains("grid.axes.a.x[1].label: 'p' labels grid.axes.a.x[0] already"));
+  CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: p}]}}\n"),
+             Catch::Contains("grid.axes.a.x[0]: a labelled value is {label: NAME, value: VALUE}, got keys label"));
+  CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: a/b, value: 1}]}}\n"),
+             Catch::Contains("grid.axes.a.x[0].label: expected a name of letters, digits and _ . + -"));
+}
+
 }  // namespace svqa
