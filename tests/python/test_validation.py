@@ -57,3 +57,16 @@ def test_set_a_whole_section_as_documented(svqa_bin, root):
     assert r.returncode == 0, r.stderr
     section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
     assert "type: recent" in section and "frames: 8" in section and "retrieve_size" not in section
+
+
+def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
+    doc = (root / "docs" / "configuration.md").read_text()
+    block = doc.split("## Inheritance")[1].split("```yaml\n")[1].split("```")[0]
+    (tmp_path / "demo.yaml").write_text((root / "experiments" / "demo.yaml").read_text())
+    (tmp_path / "recent_32.yaml").write_text(block)
+    r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump")
+    assert r.returncode == 0, r.stderr
+    retrieval = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
+    assert "type: recent" in retrieval and "frames: 32" in retrieval and "retrieve_size" not in retrieval
+    encoding = r.stdout.split("encoding:")[1].split("\nretrieval:")[0]
+    assert "n_local: 240" in encoding and "type: rekv_sliding_window" in encoding
