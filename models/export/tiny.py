@@ -79,10 +79,25 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
-def video_processor_config(architecture: str) -> dict:
+# Named tiny variants: an architecture and overrides of its tiny config.
+PRESETS = {
+    # 384 px / patch 14 → 27×27 patches pooled to 14×14 = 196 tokens per frame, the real model's
+    # layout (MuKV's 49-token patches and 4-frame segments need it).
+    "llava_onevision_196": ("llava_onevision", ["vision_config.image_size=384", "vision_config.patch_size=14"]),
+}
+
+
+def resolve(name: str, overrides: list[str]) -> tuple[str, list[str]]:
+    """(architecture, overrides) of an architecture or preset name; explicit overrides come last."""
+    architecture, preset = PRESETS.get(name, (name, []))
+    return architecture, preset + list(overrides)
+
+
+def video_processor_config(architecture: str, config: dict) -> dict:
     """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys."""
     if architecture == "llava_onevision":
-        return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": 48, "width": 48},
+        side = config["vision_config"]["image_size"]  # frames are resized to the vision tower's input
+        return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": side, "width": side},
                     image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5], rescale_factor=1 / 255)
     # Frames of up to 168×168 px (6×6 merged cells) keep the tiny model's sequences short.
     return dict(video_processor_type="Qwen2VLVideoProcessor", size={"shortest_edge": 56 * 56, "longest_edge": 168 * 168},
