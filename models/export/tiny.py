@@ -79,6 +79,20 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
+# Named tiny variants: an architecture and overrides of its tiny config.
+PRESETS = {
+    # 384 px / patch 14 → 27×27 patches pooled to 14×14 = 196 tokens per frame, the real model's
+    # layout (MuKV's 49-token patches and 4-frame segments need it).
+    "llava_onevision_196": ("llava_onevision", ["vision_config.image_size=384", "vision_config.patch_size=14"]),
+}
+
+
+def resolve(name: str, overrides: list[str]) -> tuple[str, list[str]]:
+    """(architecture, overrides) of an architecture or preset name; explicit overrides come last."""
+    architecture, preset = PRESETS.get(name, (name, []))
+    return architecture, preset + list(overrides)
+
+
 def video_processor_config(architecture: str, config: dict) -> dict:
     """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys. LLaVA-OV
     resizes frames to the vision tower's image_size, so a `--tiny-set vision_config.image_size` is
