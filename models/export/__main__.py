@@ -35,10 +35,11 @@ def make_tiny(architecture, seed, overrides, hf_dir):
     config_cls, model_cls = model_classes(architecture)
     tok = tiny.train_tokenizer(architecture)
     build = tiny.llava_onevision_config if architecture == "llava_onevision" else tiny.qwen2_5_vl_config
-    config = config_cls(**tiny.apply_overrides(build(tok), overrides))
+    settings = tiny.apply_overrides(build(tok), overrides)
+    config = config_cls(**settings)
     torch.manual_seed(seed)
     model = model_cls(config).eval()
-    processor = tiny.video_processor_config(architecture)
+    processor = tiny.video_processor_config(architecture, settings)
     hf_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(hf_dir)
     (hf_dir / "video_preprocessor_config.json").write_text(json.dumps(processor, indent=2) + "\n")

@@ -79,10 +79,13 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
-def video_processor_config(architecture: str) -> dict:
-    """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys."""
+def video_processor_config(architecture: str, config: dict) -> dict:
+    """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys. LLaVA-OV
+    frames are resized to the vision tower's image_size, so `--tiny-set vision_config.image_size=384`
+    changes both."""
     if architecture == "llava_onevision":
-        return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": 48, "width": 48},
+        side = config["vision_config"]["image_size"]
+        return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": side, "width": side},
                     image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5], rescale_factor=1 / 255)
     # Frames of up to 168×168 px (6×6 merged cells) keep the tiny model's sequences short.
     return dict(video_processor_type="Qwen2VLVideoProcessor", size={"shortest_edge": 56 * 56, "longest_edge": 168 * 168},
