@@ -56,14 +56,11 @@ class RetrievalStrategy {
   // The score each block got for the current question (mean over layers where every layer scores),
   // recorded per question for reports (the temporal bias of retrieval); empty: the strategy does not score.
   virtual std::map<int64_t, double> block_scores() const { return {}; }
-<<<<<<< HEAD
   // As EncodingStrategy::add_record_fields: its own fields for the current question's record.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
-=======
   // A mixture's experts' own scores per block (name -> block -> score), recorded beside
   // block_scores(); empty for strategies with one expert.
   virtual std::map<std::string, std::map<int64_t, double>> expert_block_scores() const { return {}; }
->>>>>>> memstream
 };
 
 }  // namespace svqa
