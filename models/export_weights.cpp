@@ -140,7 +140,7 @@ void check_export_weights(const Manifest& m, const torch::jit::Module& text, con
     const int64_t patches = vt.at("tower.embeddings.position_embedding.weight").size(0);
     const auto grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(patches))));
     const int64_t pooled = (grid + 1) / 2;
-    if (m.image.height != grid * patch || m.image.width != grid * patch)
+    if (m.image.height / patch != grid || m.image.width / patch != grid)  // SigLIP's stride floors: 384 px / 14 = 27
       c.fail(vision_file, "sees " + std::to_string(grid * patch) + "×" + std::to_string(grid * patch) + " px frames (" +
                               std::to_string(patches) + " patches of " + std::to_string(patch) + " px), but manifest.json image.height × image.width = " +
                               std::to_string(m.image.height) + " × " + std::to_string(m.image.width));

@@ -109,7 +109,7 @@ def video_processor_config(architecture: str, config: dict) -> dict:
 
 def check_runnable(architecture: str, config: dict) -> None:
     """Refuses, in one line, a tiny config (after --tiny-set) that Hugging Face builds but that cannot
-    run: widths that do not meet, heads that do not divide, frames that do not cut into patches."""
+    run: widths that do not meet, heads that do not divide, frames too small for the 2× pooling."""
     text, vision = config["text_config"], config["vision_config"]
 
     def refuse(why):
@@ -119,9 +119,9 @@ def check_runnable(architecture: str, config: dict) -> None:
     if heads % kv:
         refuse(f"text_config.num_key_value_heads ({kv}) must divide text_config.num_attention_heads ({heads})")
     if architecture == "llava_onevision":
-        if vision["image_size"] % vision["patch_size"]:
-            refuse(f"vision_config.image_size ({vision['image_size']}) must be a multiple of vision_config.patch_size "
-                   f"({vision['patch_size']})")
+        if vision["image_size"] < 2 * vision["patch_size"]:  # SigLIP floors (the real 384 px / 14 = 27 patches)
+            refuse(f"vision_config.image_size ({vision['image_size']}) must hold at least 2 patches of "
+                   f"vision_config.patch_size ({vision['patch_size']}) per side")
         if vision["hidden_size"] % vision["num_attention_heads"]:
             refuse(f"vision_config.num_attention_heads ({vision['num_attention_heads']}) must divide "
                    f"vision_config.hidden_size ({vision['hidden_size']})")
