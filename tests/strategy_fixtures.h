@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "core/memory/memory_bank.h"
 #include "models/backbone.h"
 #include "models/frame_source.h"
+#include "models/image_text_model.h"
 
 namespace svqa::test {
 
@@ -47,6 +49,20 @@ class StubBackbone final : public Backbone {
   static std::logic_error unused() { return std::logic_error("StubBackbone: this test's strategy ran the model"); }
   Manifest manifest_;
 };
+
+#ifdef SVQA_TINY_SIGLIP
+// The tiny random SigLIP (tests tagged [tiny_siglip]), loaded once.
+inline std::shared_ptr<ImageTextModel> tiny_siglip() {
+  static std::shared_ptr<ImageTextModel> model = [] {
+    if (!std::filesystem::exists(std::string(SVQA_TINY_SIGLIP) + "/manifest.json"))
+      throw std::runtime_error(std::string(SVQA_TINY_SIGLIP) +
+                               ": no export; run these tests through ctest (fixture export_tiny_siglip) or "
+                               "`.venv/bin/python -m models.export.image_text --tiny siglip --out " SVQA_TINY_SIGLIP "`");
+    return std::make_shared<ImageTextModel>(SVQA_TINY_SIGLIP);
+  }();
+  return model;
+}
+#endif
 
 // An empty directory under the system temp dir, unique to this process.
 inline std::string temp_dir(const std::string& name) {

@@ -8,13 +8,10 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <numeric>
-#include <stdexcept>
 
 #include "core/memory/memory_bank.h"
-#include "models/backbone.h"
 #include "models/image_text_model.h"
 #include "strategies/retrieval/external.h"
 #include "tests/strategy_fixtures.h"
@@ -26,18 +23,10 @@
 namespace svqa {
 namespace {
 
-constexpr int64_t kLayers = 3;
+using test::StubBackbone;
+using test::tiny_siglip;
 
-std::shared_ptr<ImageTextModel> tiny_siglip() {
-  static std::shared_ptr<ImageTextModel> model = [] {
-    if (!std::filesystem::exists(std::string(SVQA_TINY_SIGLIP) + "/manifest.json"))
-      throw std::runtime_error(std::string(SVQA_TINY_SIGLIP) +
-                               ": no export; run these tests through ctest (fixture export_tiny_siglip) or "
-                               "`.venv/bin/python -m models.export.image_text --tiny siglip --out " SVQA_TINY_SIGLIP "`");
-    return std::make_shared<ImageTextModel>(SVQA_TINY_SIGLIP);
-  }();
-  return model;
-}
+constexpr int64_t kLayers = 3;
 
 MemoryBankOptions bank_options() { return test::cpu_bank(kLayers); }
 

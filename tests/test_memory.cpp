@@ -84,7 +84,21 @@ TEST_CASE("a block comes back as stored; its representatives through representat
   CHECK_THROWS_AS(bank.representative(2, 0), std::out_of_range);
 }
 
+// Resident memory measures the allocator: under AddressSanitizer, freed blocks sit in its quarantine
+// (256 MiB by default) and its allocator keeps what it mapped, so the figure says nothing about the bank.
+#if defined(__SANITIZE_ADDRESS__)
+#define SVQA_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SVQA_UNDER_ASAN 1
+#endif
+#endif
+
 TEST_CASE("past the RAM budget, resident memory stops growing with the stream", "[memory]") {
+#ifdef SVQA_UNDER_ASAN
+  WARN("skipped under AddressSanitizer: its quarantine holds freed memory, so resident memory is not the bank's");
+  return;
+#endif
   const int64_t layers = 4, n = 256, kv = 4, d = 128;  // 2 MiB of K/V per block
   const int64_t block_bytes = layers * 2 * n * kv * d * 4, budget = 8 * block_bytes;
   MemoryBank bank({layers, at::kCPU, budget, temp_dir("rss")});
