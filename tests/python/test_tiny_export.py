@@ -41,4 +41,4 @@ def test_llava_image_size_is_carried_into_the_processor(root, svqa_bin, tmp_path
     r = subprocess.run([svqa_bin, "probe", "--export", out, "--frames", tmp_path / "frames.npy", "--prompt", "q",
                         "--generate", "1"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["visual_tokens"] == 2 * 16 + 1
+    assert json.loads(r.stdout)["visual_tokens"] == 2 * 16
