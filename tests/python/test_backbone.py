@@ -161,8 +161,8 @@ def test_manifest_that_disagrees_with_the_weights_fails_at_load(tiny, svqa_bin, 
     fails_with(f"tokenizer.json: has ids up to {vocab - 1}, but manifest.json text.vocab_size = {vocab - 100}")
     if arch == "llava_onevision":
         edited("image", "height", 64)
-        fails_with("vision.pt: sees 48×48 px frames (36 patches of 8 px), but manifest.json image.height × "
-                   "image.width = 64 × 48")
+        fails_with("vision.pt: has a 6×6 patch grid (36 patches of 8 px), but manifest.json image.height × "
+                   "image.width = 64 × 48 gives 8×6")
         edited("vision", "tokens_per_frame", 16)
         fails_with("vision.pt: makes 9 tokens per frame (6² patches pooled to 3²), but manifest.json "
                    "vision.tokens_per_frame = 16")
