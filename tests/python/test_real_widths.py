@@ -198,5 +198,7 @@ def test_probe_on_real_sized_frames_equals_hugging_face(real, svqa_bin):
     hf_logits, hf_ids = hf_greedy(model, manifest, ids, inputs, steps, extra)
     logits = np.load(base / "logits.npy")
     assert out["prompt_tokens"] == len(ids)
+    print(f"\n{architecture}: {len(ids)} prompt tokens, max |Δ logits| = {np.abs(logits - hf_logits).max():.2g} "
+          f"(logits up to {np.abs(hf_logits).max():.2g}), probe {out['seconds']:.1f} s")
     assert np.abs(logits - hf_logits).max() <= 1e-3 * max(1.0, np.abs(hf_logits).max())
     assert out["generated_ids"] == hf_ids
