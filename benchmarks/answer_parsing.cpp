@@ -259,4 +259,9 @@ Verdict judge(AnswerRule rule, const Question& q, const std::string& output) {
   return {O::unanswered, ""};
 }
 
+std::string RuleBenchmark::question_text(const Question& q) const { return format_question(answer_rule(), q); }
+std::string RuleBenchmark::answer_prefix(const Question& q) const { return svqa::answer_prefix(answer_rule(), q); }
+Verdict RuleBenchmark::verdict(const Question& q, const std::string& output) const { return judge(answer_rule(), q, output); }
+bool RuleBenchmark::has_gold(const Question& q) const { return !gold_letter(answer_rule(), q).empty(); }
+
 }  // namespace svqa

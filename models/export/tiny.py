@@ -79,6 +79,20 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
+# Named tiny variants: an architecture and overrides of its tiny config.
+PRESETS = {
+    # 384 px / patch 14 → 27×27 patches pooled to 14×14 = 196 tokens per frame, the real model's
+    # layout (MuKV's 49-token patches and 4-frame segments need it).
+    "llava_onevision_196": ("llava_onevision", ["vision_config.image_size=384", "vision_config.patch_size=14"]),
+}
+
+
+def resolve(name: str, overrides: list[str]) -> tuple[str, list[str]]:
+    """(architecture, overrides) of an architecture or preset name; explicit overrides come last."""
+    architecture, preset = PRESETS.get(name, (name, []))
+    return architecture, preset + list(overrides)
+
+
 def video_processor_config(architecture: str, config: dict) -> dict:
     """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys. LLaVA-OV
     resizes frames to the vision tower's image_size, so a `--tiny-set vision_config.image_size` is
@@ -95,7 +109,7 @@ def video_processor_config(architecture: str, config: dict) -> dict:
 
 def check_runnable(architecture: str, config: dict) -> None:
     """Refuses, in one line, a tiny config (after --tiny-set) that Hugging Face builds but that cannot
-    run: widths that do not meet, heads that do not divide, frames that do not cut into patches."""
+    run: widths that do not meet, heads that do not divide, frames too small for the 2× pooling."""
     text, vision = config["text_config"], config["vision_config"]
 
     def refuse(why):
@@ -105,9 +119,9 @@ def check_runnable(architecture: str, config: dict) -> None:
     if heads % kv:
         refuse(f"text_config.num_key_value_heads ({kv}) must divide text_config.num_attention_heads ({heads})")
     if architecture == "llava_onevision":
-        if vision["image_size"] % vision["patch_size"]:
-            refuse(f"vision_config.image_size ({vision['image_size']}) must be a multiple of vision_config.patch_size "
-                   f"({vision['patch_size']})")
+        if vision["image_size"] < 2 * vision["patch_size"]:  # SigLIP floors (the real 384 px / 14 = 27 patches)
+            refuse(f"vision_config.image_size ({vision['image_size']}) must hold at least 2 patches of "
+                   f"vision_config.patch_size ({vision['patch_size']}) per side")
         if vision["hidden_size"] % vision["num_attention_heads"]:
             refuse(f"vision_config.num_attention_heads ({vision['num_attention_heads']}) must divide "
                    f"vision_config.hidden_size ({vision['hidden_size']})")

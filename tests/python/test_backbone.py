@@ -209,3 +209,23 @@ def test_libtorch_error_inside_a_module_is_one_line_naming_the_file(tiny, svqa_b
     assert r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"svqa probe: error: {broken}/text.pt: forward: shape '[1, 3, 64]' is invalid for "
                                "input of size "), r.stderr
+
+
+def test_llava_onevision_196_preset_gives_196_tokens_per_384px_frame(tiny_export, svqa_bin, tmp_path):
+    """The tiny preset MuKV's tests run on: the real model's 27×27 → 14×14 pooling, equal to HF's."""
+    export = tiny_export("llava_onevision_196")
+    manifest, model, _ = load_hf(export)
+    assert manifest["source"].startswith("tiny:llava_onevision_196:")
+    assert manifest["vision"]["tokens_per_frame"] == 196
+    assert (manifest["image"]["height"], manifest["image"]["width"]) == (384, 384)
+    frames = np.random.default_rng(2).integers(0, 256, size=(2, 384, 384, 3), dtype=np.uint8)
+    np.save(tmp_path / "frames.npy", frames)
+    r = subprocess.run([svqa_bin, "probe", "--export", export, "--frames", tmp_path / "frames.npy", "--prompt", "q",
+                        "--visual", tmp_path / "visual.npy", "--generate", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["visual_tokens"] == 2 * 196
+    with torch.no_grad():
+        hf = model.model.get_video_features(**pixel_values(manifest, frames)).pooler_output[0, :-1]  # newline dropped
+    ours = np.load(tmp_path / "visual.npy")
+    assert ours.shape == (2 * 196, manifest["text"]["hidden_size"])
+    assert np.abs(ours - hf.numpy()).max() <= 1e-4

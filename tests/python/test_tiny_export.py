@@ -20,8 +20,8 @@ def test_tiny_set_that_cannot_run_is_refused_in_one_line(root, tmp_path):
          "straight into the text model"),
         ("qwen2_5_vl", "text_config.num_key_value_heads=3",
          "text_config.num_key_value_heads (3) must divide text_config.num_attention_heads (4)"),
-        ("llava_onevision", "vision_config.image_size=50",
-         "vision_config.image_size (50) must be a multiple of vision_config.patch_size (8)"),
+        ("llava_onevision", "vision_config.image_size=12",
+         "vision_config.image_size (12) must hold at least 2 patches of vision_config.patch_size (8) per side"),
     ]:
         r = export(root, tmp_path / "x", "--tiny", arch, "--tiny-set", setting)
         assert r.returncode == 1, r.stderr

@@ -1,7 +1,7 @@
 """Byte-level BPE speed by word length: `svqa tokenize` against Hugging Face `tokenizers` on one
 long word, one long line of short words, and an 8 MB line (subtitles, long prompts).
 
-    .venv/bin/python benchmarks/harness/bpe_speed.py [--svqa build/bin/svqa] [--sizes 1000,10000,...]
+    .venv/bin/python benchmarks/speed/bpe_speed.py [--svqa build/bin/svqa] [--sizes 1000,10000,...]
 
 Prints one markdown row per input: characters, seconds for svqa (whole process: load + encode),
 seconds for `tokenizers` (encode only), and whether the ids are equal. A harness, not a test: the
