@@ -101,8 +101,11 @@ struct ByteLevelBpeTokenizer::Regex {
     std::vector<std::string> pieces;
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
     size_t start = 0, pos = 0;
+    // PCRE2 checks the whole subject is valid UTF-8 on every call: once is enough (O(n²) otherwise).
+    uint32_t options = 0;
     while (pos <= s.size()) {
-      int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos, 0, md, nullptr);
+      int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos, options, md, nullptr);
+      options = PCRE2_NO_UTF_CHECK;
       if (rc < 0) break;
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
       if (ov[0] > start) pieces.push_back(s.substr(start, ov[0] - start));

@@ -140,10 +140,13 @@ void check_export_weights(const Manifest& m, const torch::jit::Module& text, con
     const int64_t patches = vt.at("tower.embeddings.position_embedding.weight").size(0);
     const auto grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(patches))));
     const int64_t pooled = (grid + 1) / 2;
-    if (m.image.height / patch != grid || m.image.width / patch != grid)  // SigLIP's stride floors: 384 px / 14 = 27
-      c.fail(vision_file, "sees " + std::to_string(grid * patch) + "×" + std::to_string(grid * patch) + " px frames (" +
-                              std::to_string(patches) + " patches of " + std::to_string(patch) + " px), but manifest.json image.height × image.width = " +
-                              std::to_string(m.image.height) + " × " + std::to_string(m.image.width));
+    // The patch convolution floors: SigLIP at 384 px with 14 px patches sees 27×27 (the last 6 px dropped).
+    if (m.image.height / patch != grid || m.image.width / patch != grid)
+      c.fail(vision_file, "has a " + std::to_string(grid) + "×" + std::to_string(grid) + " patch grid (" +
+                              std::to_string(patches) + " patches of " + std::to_string(patch) +
+                              " px), but manifest.json image.height × image.width = " + std::to_string(m.image.height) +
+                              " × " + std::to_string(m.image.width) + " gives " + std::to_string(m.image.height / patch) +
+                              "×" + std::to_string(m.image.width / patch));
     if (m.vision.tokens_per_frame != pooled * pooled)
       c.fail(vision_file, "makes " + std::to_string(pooled * pooled) + " tokens per frame (" + std::to_string(grid) +
                               "² patches pooled to " + std::to_string(pooled) + "²), but manifest.json vision.tokens_per_frame = " +

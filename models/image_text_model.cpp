@@ -33,7 +33,7 @@ at::Tensor ImageTextModel::embed_images(const at::Tensor& rgb) {
   for (int64_t start = 0; start < rgb.size(0); start += kImageBatch) {
     const auto frames = rgb.narrow(0, start, std::min(kImageBatch, rgb.size(0) - start)).to(device_);
     const auto pixels = preprocess_frames(frames, manifest_.image).pixels.to(dtype_);
-    out.push_back(image_.forward({pixels}).toTensor().to(at::kFloat));
+    out.push_back(run_torchscript(image_, manifest_.image_file, "forward", {pixels}).toTensor().to(at::kFloat));
   }
   if (out.empty()) return at::empty({0, manifest_.embedding_dim}, at::TensorOptions().device(device_));
   return at::cat(out);
@@ -43,7 +43,7 @@ at::Tensor ImageTextModel::embed_text(const std::string& text) {
   at::InferenceMode guard;
   const auto ids = text_ids(text);
   const auto input = at::tensor(ids, at::kLong).view({1, -1}).to(device_);
-  return text_.forward({input}).toTensor().to(at::kFloat).view({-1});
+  return run_torchscript(text_, manifest_.text_file, "forward", {input}).toTensor().to(at::kFloat).view({-1});
 }
 
 }  // namespace svqa

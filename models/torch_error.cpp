@@ -2,8 +2,9 @@
 
 namespace svqa {
 
-std::string torch_error_line(const c10::Error& e) {
-  const std::string text = e.what_without_backtrace();
+std::string torch_error_line(const c10::Error& e) { return torch_error_line(std::string(e.what_without_backtrace())); }
+
+std::string torch_error_line(const std::string& text) {
   // TorchScript: "The following operation failed in the TorchScript interpreter.\nTraceback …\nRuntimeError: …"
   const size_t runtime = text.rfind("\nRuntimeError: ");
   std::string line = runtime == std::string::npos ? text : text.substr(runtime + 15);

@@ -20,6 +20,8 @@ c10::IValue run_torchscript(torch::jit::Module& module, const std::string& path,
     return module.get_method(method)(std::move(inputs));
   } catch (const c10::Error& e) {
     throw std::runtime_error(path + ": " + method + ": " + torch_error_line(e));
+  } catch (const std::runtime_error& e) {  // the interpreter's rethrow of an error inside the module
+    throw std::runtime_error(path + ": " + method + ": " + torch_error_line(std::string(e.what())));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <unordered_map>
 
 namespace svqa {
 namespace fs = std::filesystem;
@@ -29,11 +30,17 @@ static void strip_delete(ConfigNode& n) {
 
 ConfigNode merge_config(ConfigNode base, const ConfigNode& over) {
   if (!base.is_map() || !over.is_map() || takes_delete(over)) return over;
+  // An index of base's keys keeps merging linear in the number of keys (a scan per key is quadratic).
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < base.entries.size(); ++i) index.emplace(base.entries[i].key, i);
   for (const auto& e : over.entries) {
-    if (ConfigNode* existing = base.find(e.key))
-      *existing = merge_config(std::move(*existing), e.value);
-    else
+    if (const auto it = index.find(e.key); it != index.end()) {
+      ConfigNode& existing = base.entries[it->second].value;
+      existing = merge_config(std::move(existing), e.value);
+    } else {
+      index.emplace(e.key, base.entries.size());
       base.entries.push_back(e);
+    }
   }
   base.loc = over.loc;
   return base;

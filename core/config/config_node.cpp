@@ -4,6 +4,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace svqa {
 
@@ -59,39 +61,61 @@ static SourceLoc loc_of(const YAML::Mark& m, const std::string& origin) {
   return {origin, m.line + 1, m.column + 1};
 }
 
-static ConfigNode convert(const YAML::Node& y, const std::string& origin, bool from_file, const std::string& path) {
-  ConfigNode n;
-  n.loc = from_file ? loc_of(y.Mark(), origin) : SourceLoc{origin, 0, 0};
-  switch (y.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      n.kind = ConfigNode::Kind::Null;
-      break;
-    case YAML::NodeType::Scalar:
-      n.kind = ConfigNode::Kind::Scalar;
-      n.scalar = y.Scalar();
-      n.quoted = y.Tag() == "!";
-      break;
-    case YAML::NodeType::Sequence:
-      n.kind = ConfigNode::Kind::Sequence;
-      for (const auto& item : y)
-        n.items.push_back(convert(item, origin, from_file, path + "[" + std::to_string(n.items.size()) + "]"));
-      break;
-    case YAML::NodeType::Map:
-      n.kind = ConfigNode::Kind::Map;
-      for (const auto& kv : y) {
-        SourceLoc key_loc = from_file ? loc_of(kv.first.Mark(), origin) : n.loc;
-        if (!kv.first.IsScalar()) throw ConfigError(key_loc, path, "mapping keys must be plain names");
-        const std::string key = kv.first.Scalar();
-        const std::string key_path = path.empty() ? key : path + "." + key;
-        if (const ConfigEntry* first = n.find_entry(key))
-          throw ConfigError(key_loc, key_path, "duplicate key (first defined at " + first->key_loc.str() + ")");
-        n.entries.push_back({key, key_loc, convert(kv.second, origin, from_file, key_path)});
+namespace {
+
+// yaml-cpp shares an aliased node instead of copying it; the tree here copies it at every alias, so
+// nested aliases ("billion laughs") would grow exponentially. An alias's node has the anchor's mark:
+// a mark seen before means a copy, and copies are bounded.
+constexpr size_t kMaxAliasValues = 100000;
+
+struct Converter {
+  std::string origin;
+  bool from_file;
+  std::unordered_set<int> seen;  // Mark().pos of every node converted
+  size_t alias_values = 0;
+
+  ConfigNode convert(const YAML::Node& y, const std::string& path) {
+    ConfigNode n;
+    n.loc = from_file ? loc_of(y.Mark(), origin) : SourceLoc{origin, 0, 0};
+    if (y.Mark().pos >= 0 && !seen.insert(y.Mark().pos).second && ++alias_values > kMaxAliasValues)
+      throw ConfigError(n.loc, path, "aliases expand to more than " + std::to_string(kMaxAliasValues) +
+                                         " values (a YAML alias bomb?)");
+    switch (y.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        n.kind = ConfigNode::Kind::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        n.kind = ConfigNode::Kind::Scalar;
+        n.scalar = y.Scalar();
+        n.quoted = y.Tag() == "!";
+        break;
+      case YAML::NodeType::Sequence:
+        n.kind = ConfigNode::Kind::Sequence;
+        for (const auto& item : y) n.items.push_back(convert(item, path + "[" + std::to_string(n.items.size()) + "]"));
+        break;
+      case YAML::NodeType::Map: {
+        n.kind = ConfigNode::Kind::Map;
+        std::unordered_map<std::string, size_t> index;  // duplicate keys found in O(1), not by a scan
+        for (const auto& kv : y) {
+          SourceLoc key_loc = from_file ? loc_of(kv.first.Mark(), origin) : n.loc;
+          if (!kv.first.IsScalar()) throw ConfigError(key_loc, path, "mapping keys must be plain names");
+          const std::string key = kv.first.Scalar();
+          const std::string key_path = path.empty() ? key : path + "." + key;
+          if (const auto first = index.find(key); first != index.end())
+            throw ConfigError(key_loc, key_path,
+                              "duplicate key (first defined at " + n.entries[first->second].key_loc.str() + ")");
+          index.emplace(key, n.entries.size());
+          n.entries.push_back({key, key_loc, convert(kv.second, key_path)});
+        }
+        break;
       }
-      break;
+    }
+    return n;
   }
-  return n;
-}
+};
+
+}  // namespace
 
 static ConfigNode parse(const std::string& text, const std::string& origin, bool from_file) {
   YAML::Node y;
@@ -100,7 +124,7 @@ static ConfigNode parse(const std::string& text, const std::string& origin, bool
   } catch (const YAML::Exception& e) {
     throw ConfigError(loc_of(e.mark, origin), "", "invalid YAML: " + e.msg);
   }
-  ConfigNode n = convert(y, origin, from_file, "");
+  ConfigNode n = Converter{origin, from_file, {}, 0}.convert(y, "");
   if (n.is_null() && from_file) return ConfigNode::map({origin, 1, 1});
   return n;
 }

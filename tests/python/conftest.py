@@ -11,6 +11,11 @@ for _key in ("OPENAI_BASE_URL", "SVQA_JUDGE_MODEL"):
     os.environ.pop(_key, None)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_widths: exports checkpoints with the real widths of LLaVA-OV-0.5B and "
+                                       "Qwen2.5-VL-3B through --model (minutes, GBs of disk; in the default run)")
+
+
 @pytest.fixture(scope="session")
 def svqa_bin():
     path = pathlib.Path(os.environ.get("SVQA_BIN", ROOT / "build" / "bin" / "svqa"))

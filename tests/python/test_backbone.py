@@ -161,8 +161,8 @@ def test_manifest_that_disagrees_with_the_weights_fails_at_load(tiny, svqa_bin, 
     fails_with(f"tokenizer.json: has ids up to {vocab - 1}, but manifest.json text.vocab_size = {vocab - 100}")
     if arch == "llava_onevision":
         edited("image", "height", 64)
-        fails_with("vision.pt: sees 48×48 px frames (36 patches of 8 px), but manifest.json image.height × "
-                   "image.width = 64 × 48")
+        fails_with("vision.pt: has a 6×6 patch grid (36 patches of 8 px), but manifest.json image.height × "
+                   "image.width = 64 × 48 gives 8×6")
         edited("vision", "tokens_per_frame", 16)
         fails_with("vision.pt: makes 9 tokens per frame (6² patches pooled to 3²), but manifest.json "
                    "vision.tokens_per_frame = 16")
@@ -178,6 +178,37 @@ def test_manifest_that_disagrees_with_the_weights_fails_at_load(tiny, svqa_bin, 
     foreign_layer(broken / "layers" / "001.pt", num_key_value_heads=2, dtype=torch.bfloat16)
     fails_with("layers/001.pt: input_layernorm.weight is BFloat16, but manifest.json dtype = float32 "
                "(a file from another export?)")
+
+
+def test_libtorch_error_inside_a_module_is_one_line_naming_the_file(tiny, svqa_bin, tmp_path):
+    """A trace that does not generalise (a shape frozen at trace time) fails inside TorchScript; the
+    user sees one line naming file and method, not c10::Error::what()'s 15–30 line backtrace."""
+    arch, export, _, frames_path = tiny
+    broken = tmp_path / "broken"
+    shutil.copytree(export, broken, ignore=shutil.ignore_patterns("hf"))
+    original = torch.jit.load(str(broken / "text.pt"))
+
+    class FrozenShape(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = torch.nn.Embedding.from_pretrained(original.embed_tokens.weight.detach().clone())
+            self.norm = torch.nn.Module()
+            self.norm.weight = torch.nn.Parameter(original.norm.weight.detach().clone())
+
+        def embed(self, ids):
+            return self.embed_tokens(ids)
+
+        def forward(self, h):
+            return (h.view(1, 3, 64) * self.norm.weight) @ self.embed_tokens.weight.t()
+
+    torch.jit.trace_module(FrozenShape(), {"forward": (torch.randn(1, 3, 64),),
+                                           "embed": (torch.tensor([[1, 2, 3]]),)}).save(str(broken / "text.pt"))
+    r = subprocess.run([svqa_bin, "probe", "--export", broken, "--frames", frames_path, "--prompt", "q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"svqa probe: error: {broken}/text.pt: forward: shape '[1, 3, 64]' is invalid for "
+                               "input of size "), r.stderr
 
 
 def test_llava_onevision_196_preset_gives_196_tokens_per_384px_frame(tiny_export, svqa_bin, tmp_path):
