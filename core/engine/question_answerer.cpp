@@ -32,12 +32,23 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   std::vector<at::Tensor> past_k(layers), past_v(layers);
   std::vector<int64_t> next(layers);
 
-  std::vector<at::Tensor> slots;  // encode positions of the stream's blocks, for the contiguous policy
-  for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
+  answer.policy = options.policy.value_or(encoder.position_policy());
+
+  // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream
+  // (blocks of one granularity; MuKV's overlapping views do not).
+  std::vector<at::Tensor> slots;
+  bool one_granularity = true;
+  for (int64_t id = 0; id < bank.size(); ++id) {
+    one_granularity = one_granularity && bank.info(id).granularity == bank.info(0).granularity;
+    slots.push_back(bank.info(id).positions);
+  }
+  if (!one_granularity) slots.clear();
 
   // Pass 1: retrieval, layer by layer.
   auto t0 = std::chrono::steady_clock::now();
-  retrieval.begin_question(backbone, question, bank);
+  QuestionInfo with_sinks = question;
+  with_sinks.sinks = &encoder.sinks();
+  retrieval.begin_question(backbone, with_sinks, bank);
   at::Tensor h = embed_text(backbone, question.text);
   const int64_t T = h.size(0);
   for (int64_t l = 0; l < layers; ++l) {
@@ -48,13 +59,9 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     for (const int64_t id : ids) blocks.push_back(bank.block(id));
     std::vector<const KvBlock*> ptrs;
     for (const auto& b : blocks) ptrs.push_back(&b);
-    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
+    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
                                     backbone.device(), backbone.dtype());
-    std::stable_sort(blocks.begin(), blocks.end(),
-                     [](const KvBlock& a, const KvBlock& b) { return a.first_frame < b.first_frame; });
-    std::vector<int64_t> ordered;
-    for (const auto& b : blocks) ordered.push_back(b.id);
-    answer.selected.push_back(std::move(ordered));
+    answer.selected.push_back(ctx.block_ids);
     answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
 
     const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ namespace svqa {
 class Backbone;
 
 struct AnswerOptions {
-  PositionPolicy policy = PositionPolicy::Contiguous;
+  std::optional<PositionPolicy> policy;  // none: the encoder's own (EncodingStrategy::position_policy)
   int64_t max_new_tokens = 16;
 };
 
@@ -27,6 +28,7 @@ struct Answer {
   std::vector<int64_t> ids;
   std::string text;
   std::vector<std::vector<int64_t>> selected;  // block ids per layer, in context order
+  PositionPolicy policy = PositionPolicy::Contiguous;  // the one used
   std::vector<int64_t> context_tokens;         // per layer: sinks + selected tokens
   std::map<int64_t, double> block_scores;      // the retrieval strategy's score per block, if it scores
   at::Tensor prompt_logits;                    // [vocab] float32 after the prompt prefill

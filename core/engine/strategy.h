@@ -6,6 +6,9 @@
 #include <map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/memory/context_assembler.h"
 #include "core/memory/memory_bank.h"
 #include "core/engine/stream_types.h"
 
@@ -24,6 +27,16 @@ class EncodingStrategy {
   virtual const SinkKv& sinks() const = 0;
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
+  // A question is about to be answered from the bank (every frame up to its time is encoded):
+  // the last chance to change the bank before retrieval, e.g. close a half-filled segment.
+  virtual void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+    (void)backbone, (void)question, (void)bank;
+  }
+  // Fields of its own for the question's record, written under "extra" in predictions.jsonl
+  // (key them by the strategy's name). Called after the question is answered.
+  virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
+  // How retrieved blocks are placed at answer time unless the experiment names a policy.
+  virtual PositionPolicy position_policy() const { return PositionPolicy::Contiguous; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with
@@ -45,6 +58,8 @@ class RetrievalStrategy {
   // The score each block got for the current question (mean over layers where every layer scores),
   // recorded per question for reports (the temporal bias of retrieval); empty: the strategy does not score.
   virtual std::map<int64_t, double> block_scores() const { return {}; }
+  // As EncodingStrategy::add_record_fields: its own fields for the current question's record.
+  virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
 };
 
 }  // namespace svqa

@@ -3,6 +3,7 @@
 #include "core/nn/attention.h"
 #include "models/backbone.h"
 #include "models/full_context.h"
+#include "strategies/encoding/sink_prefill.h"
 
 namespace svqa {
 namespace {
@@ -13,22 +14,9 @@ at::Tensor last(const at::Tensor& t, int64_t n, int64_t dim) { return t.narrow(d
 
 void RekvSlidingWindow::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   (void)bank;
-  const int64_t layers = backbone.num_layers(), n = static_cast<int64_t>(sink_ids.size());
-  sinks_ = SinkKv{std::vector<at::Tensor>(layers), std::vector<at::Tensor>(layers), text_positions(0, n)};
+  sinks_ = prefill_sinks(backbone, sink_ids);
   sinks_separate_ = false;
-  next_position_ = n;
-  if (n > 0) {
-    const auto rope = text_rotary(backbone.manifest());
-    const auto tables = rope.tables(sinks_.positions.to(backbone.device()), backbone.dtype());
-    at::Tensor h = backbone.embed(at::tensor(sink_ids, at::kLong));
-    for (int64_t l = 0; l < layers; ++l) {
-      const auto qkv = backbone.layer_qkv(l, h);
-      const auto attn = attend(apply_rotary(qkv.q, tables), apply_rotary(qkv.k, tables), qkv.v, AttentionMask{});
-      h = backbone.layer_out(l, h, attn.out);
-      sinks_.keys[l] = qkv.k;
-      sinks_.values[l] = qkv.v;
-    }
-  }
+  next_position_ = sinks_.size();
   window_k_ = sinks_.keys;
   window_v_ = sinks_.values;
   window_positions_ = sinks_.positions;
