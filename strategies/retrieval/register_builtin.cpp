@@ -5,6 +5,7 @@
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/mukv_semi_hierarchical.h"
 
 namespace svqa {
 
@@ -13,6 +14,8 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
   using Rule = TimeBaseline::Rule;
   registry.add<InternalRetrievalOptions>("internal", "ReKV: per-layer mean question query vs. each block's mean key",
       [](const InternalRetrievalOptions& o) { return std::make_unique<InternalRetrieval>(o); }, SVQA_HERE);
+  registry.add<MukvRetrievalOptions>("mukv_semi_hierarchical", "MuKV: one question vector, per-granularity cosine, segment-context rerank",
+      [](const MukvRetrievalOptions& o) { return std::make_unique<MukvRetrieval>(o); }, SVQA_HERE);
   registry.add<ExternalRetrievalOptions>("external", "ReKV's external baseline: SigLIP frame/question cosine",
       [](const ExternalRetrievalOptions& o) { return std::make_unique<ExternalRetrieval>(o); }, SVQA_HERE);
   registry.add<FullContextOptions>("full_context", "every block at every layer: the full-context reference",
