@@ -241,7 +241,9 @@ TEST_CASE("MuKV patches are row-major bands or 7×7 quadrants, and same_granular
     CHECK(at::equal(bands->bank.info(id).positions[0], at::arange(start, start + 49, at::kLong)));
   // The first frame block sees only the sinks either way; the second sees the first under same_granularity.
   const auto isolated_frames = bands->ids_of(Granularity::Frame), same_frames = quadrants->ids_of(Granularity::Frame);
-  CHECK(at::allclose(bands->bank.block(isolated_frames[0]).keys.back(), quadrants->bank.block(same_frames[0]).keys.back()));
+  // (Isolated blocks of a unit share one pass with a block-diagonal mask: equal up to rounding.)
+  CHECK((bands->bank.block(isolated_frames[0]).keys.back() - quadrants->bank.block(same_frames[0]).keys.back())
+            .abs().max().item<float>() < 1e-5);
   CHECK((bands->bank.block(isolated_frames[1]).keys.back() - quadrants->bank.block(same_frames[1]).keys.back())
             .abs().max().item<float>() > 1e-3);
 }

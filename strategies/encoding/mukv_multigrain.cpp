@@ -5,9 +5,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/nn/attention.h"
 #include "models/backbone.h"
 #include "models/full_context.h"
+#include "strategies/encoding/mukv_block_prefill.h"
 #include "strategies/encoding/sink_prefill.h"
 
 namespace svqa {
@@ -95,7 +95,6 @@ void MukvMultigrain::begin_stream(Backbone& backbone, const std::vector<int64_t>
   const auto& m = backbone.manifest();
   mrope_ = !m.text.mrope_section.empty();
   layers_ = backbone.num_layers();
-  heads_ = m.text.num_heads;
   frames_per_unit_ = m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
   if (enabled(Granularity::Segment) && options_.segment_frames % frames_per_unit_)
     throw std::invalid_argument("encoding.options.segment_frames: " + std::to_string(options_.segment_frames) +
@@ -108,8 +107,9 @@ void MukvMultigrain::begin_stream(Backbone& backbone, const std::vector<int64_t>
     const auto tables = text_rotary(m).tables(sinks_.positions.to(backbone.device()), backbone.dtype());
     for (int64_t l = 0; l < layers_; ++l) sink_keys_rotated_[l] = apply_rotary(sinks_.keys[l], tables);
   }
-  context_k_.assign(kGranularities, std::vector<at::Tensor>(static_cast<size_t>(layers_)));
-  context_v_ = context_k_;
+  // same_granularity: each granularity's past starts as the sinks.
+  context_k_.assign(kGranularities, sink_keys_rotated_);
+  context_v_.assign(kGranularities, sinks_.values);
   pending_.clear();
   pending_frames_ = dropped_frames_ = 0;
   next_position_ = sinks_.size();
@@ -143,12 +143,13 @@ std::vector<at::Tensor> MukvMultigrain::patch_indices(const VisualUnit& unit) co
 
 void MukvMultigrain::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   for (const auto& unit : units) {
-    const Span span{unit.first_frame, unit.last_frame, unit.start_time, unit.end_time};
+    std::vector<BlockInput> blocks;  // the unit's patches and frame
     if (enabled(Granularity::Patch))
       for (const auto& idx : patch_indices(unit))
-        encode_block(backbone, Granularity::Patch, unit.tokens.index_select(0, idx.to(unit.tokens.device())),
-                     unit.positions.index_select(1, idx), span, bank);
-    if (enabled(Granularity::Frame)) encode_block(backbone, Granularity::Frame, unit.tokens, unit.positions, span, bank);
+        blocks.push_back(block_input(Granularity::Patch, unit.tokens.index_select(0, idx.to(unit.tokens.device())),
+                                     unit.positions.index_select(1, idx), unit, unit));
+    if (enabled(Granularity::Frame)) blocks.push_back(block_input(Granularity::Frame, unit.tokens, unit.positions, unit, unit));
+    prefill(backbone, blocks, bank);
     next_position_ = std::max(next_position_, svqa::next_position(unit.positions));
     if (!enabled(Granularity::Segment)) continue;
     pending_.push_back(unit);
@@ -160,11 +161,43 @@ void MukvMultigrain::encode(Backbone& backbone, const std::vector<VisualUnit>& u
 void MukvMultigrain::encode_segment(Backbone& backbone, MemoryBank& bank) {
   std::vector<at::Tensor> tokens, positions;
   for (const auto& u : pending_) tokens.push_back(u.tokens), positions.push_back(u.positions);
-  const Span span{pending_.front().first_frame, pending_.back().last_frame, pending_.front().start_time,
-                  pending_.back().end_time};
-  encode_block(backbone, Granularity::Segment, at::cat(tokens), at::cat(positions, 1), span, bank);
+  prefill(backbone, {block_input(Granularity::Segment, at::cat(tokens), at::cat(positions, 1), pending_.front(), pending_.back())},
+          bank);
   pending_.clear();
   pending_frames_ = 0;
+}
+
+BlockInput MukvMultigrain::block_input(Granularity g, const at::Tensor& tokens, const at::Tensor& stream_positions,
+                                       const VisualUnit& first, const VisualUnit& last) const {
+  BlockInput in;
+  in.granularity = g;
+  in.tokens = tokens;
+  in.positions = options_.context == "same_granularity"
+                     ? stream_positions.to(at::kCPU)
+                     : isolated_positions(stream_positions.to(at::kCPU), sinks_.size(), mrope_);
+  in.first_frame = first.first_frame, in.last_frame = last.last_frame;
+  in.start_time = first.start_time, in.end_time = last.end_time;
+  in.dcp = DcpSettings{importance_from_name(options_.importance), frequency_score_from_name(options_.frequency),
+                       pick(options_.alpha, g), pick(options_.keep_ratio, g), options_.dedup, options_.dedup_threshold};
+  return in;
+}
+
+void MukvMultigrain::prefill(Backbone& backbone, const std::vector<BlockInput>& blocks, MemoryBank& bank) {
+  if (options_.context == "isolated") {  // independent blocks: one pass over the sinks
+    for (auto& p : prefill_blocks(backbone, blocks, sink_keys_rotated_, sinks_.values, attention_layers_))
+      bank.add(std::move(p.block));
+    return;
+  }
+  for (const auto& in : blocks) {  // each over the sinks and the kept tokens of its granularity so far
+    auto& ck = context_k_[static_cast<size_t>(in.granularity)];
+    auto& cv = context_v_[static_cast<size_t>(in.granularity)];
+    auto p = std::move(prefill_blocks(backbone, {in}, ck, cv, attention_layers_).front());
+    for (int64_t l = 0; l < layers_; ++l) {
+      ck[l] = ck[l].defined() ? at::cat({ck[l], p.rotated[l]}) : p.rotated[l];
+      cv[l] = cv[l].defined() ? at::cat({cv[l], p.block.values[l]}) : p.block.values[l];
+    }
+    bank.add(std::move(p.block));
+  }
 }
 
 void MukvMultigrain::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
@@ -187,79 +220,6 @@ void MukvMultigrain::add_record_fields(nlohmann::json& extra) const {
   extra["mukv_multigrain"] = {{"segment_leftovers", options_.segment_leftovers},
                               {"frames_awaiting_segment", pending_frames_},
                               {"frames_dropped_from_segments", dropped_frames_}};
-}
-
-void MukvMultigrain::encode_block(Backbone& backbone, Granularity g, const at::Tensor& tokens,
-                                  const at::Tensor& stream_positions, const Span& span, MemoryBank& bank) {
-  const auto device = backbone.device();
-  const auto dtype = backbone.dtype();
-  const auto rope = text_rotary(backbone.manifest());
-  const auto gi = static_cast<size_t>(g);
-  const int64_t n = tokens.size(0);
-  const bool same = options_.context == "same_granularity";
-  const at::Tensor positions = same ? stream_positions.to(at::kCPU)
-                                    : isolated_positions(stream_positions.to(at::kCPU), sinks_.size(), mrope_);
-  const auto tables = rope.tables(positions.to(device), dtype);
-  const DcpSettings dcp{importance_from_name(options_.importance), frequency_score_from_name(options_.frequency),
-                        pick(options_.alpha, g), pick(options_.keep_ratio, g), options_.dedup,
-                        options_.dedup_threshold};
-  const bool compress = kept_count(n, dcp.keep_ratio) < n;
-  const bool want_attention = compress && dcp.importance != Importance::Frequency;
-
-  KvBlock block;
-  block.granularity = g;
-  block.first_frame = span.first_frame;
-  block.last_frame = span.last_frame;
-  block.start_time = span.start_time;
-  block.end_time = span.end_time;
-  block.keys.resize(layers_);
-  block.values.resize(layers_);
-  block.representatives.resize(layers_);
-  std::vector<at::Tensor> rotated(layers_), probs;
-  std::vector<double> weights;
-  int64_t n_past = 0;
-  at::Tensor h = tokens.to(device, dtype);
-  for (int64_t l = 0; l < layers_; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
-    rotated[l] = apply_rotary(qkv.k, tables);
-    std::vector<at::Tensor> ks, vs;
-    if (sink_keys_rotated_[l].defined()) ks.push_back(sink_keys_rotated_[l]), vs.push_back(sinks_.values[l]);
-    if (same && context_k_[gi][l].defined()) ks.push_back(context_k_[gi][l]), vs.push_back(context_v_[gi][l]);
-    n_past = 0;
-    for (const auto& k : ks) n_past += k.size(0);
-    ks.push_back(rotated[l]);
-    vs.push_back(qkv.v);
-    const auto scoring = std::find_if(attention_layers_.begin(), attention_layers_.end(),
-                                      [&](const auto& lw) { return lw.first == l; });
-    const bool need = want_attention && scoring != attention_layers_.end();
-    auto attn = attend(apply_rotary(qkv.q, tables), ks, vs, AttentionMask{}, need);
-    if (need) probs.push_back(std::move(attn.probs)), weights.push_back(scoring->second);
-    h = backbone.layer_out(l, h, attn.out);
-    block.keys[l] = qkv.k;
-    block.values[l] = qkv.v;
-  }
-
-  at::Tensor kept = at::arange(n, at::kLong);
-  if (compress) {
-    const auto attention = want_attention ? attention_importance(probs, weights, n_past) : at::Tensor();
-    kept = select_tokens(token_importance(attention, rotated.back(), dcp), rotated.back(), dcp);
-    const auto on_device = kept.to(device);
-    for (int64_t l = 0; l < layers_; ++l) {
-      block.keys[l] = block.keys[l].index_select(0, on_device);
-      block.values[l] = block.values[l].index_select(0, on_device);
-      rotated[l] = rotated[l].index_select(0, on_device);
-    }
-  }
-  block.positions = positions.index_select(1, kept);
-  block.representatives.back() = rotated.back().to(at::kFloat).mean(0).flatten();
-  if (same)
-    for (int64_t l = 0; l < layers_; ++l) {
-      auto& ck = context_k_[gi][l];
-      auto& cv = context_v_[gi][l];
-      ck = ck.defined() ? at::cat({ck, rotated[l]}) : rotated[l];
-      cv = cv.defined() ? at::cat({cv, block.values[l]}) : block.values[l];
-    }
-  bank.add(std::move(block));
 }
 
 }  // namespace svqa

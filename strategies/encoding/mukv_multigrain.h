@@ -16,7 +16,7 @@
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
 #include "core/nn/rope.h"
-#include "strategies/encoding/mukv_compression.h"
+#include "strategies/encoding/mukv_block_prefill.h"
 
 namespace svqa {
 
@@ -72,12 +72,11 @@ class MukvMultigrain final : public EncodingStrategy {
   void add_record_fields(nlohmann::json& extra) const override;
 
  private:
-  struct Span {  // what a block covers
-    int64_t first_frame, last_frame;
-    double start_time, end_time;
-  };
-  void encode_block(Backbone& backbone, Granularity g, const at::Tensor& tokens, const at::Tensor& stream_positions,
-                    const Span& span, MemoryBank& bank);
+  // A block of `tokens` at `stream_positions` covering units first…last, placed and scored per the options.
+  BlockInput block_input(Granularity g, const at::Tensor& tokens, const at::Tensor& stream_positions,
+                         const VisualUnit& first, const VisualUnit& last) const;
+  // Prefills blocks in the configured context and adds them to the bank.
+  void prefill(Backbone& backbone, const std::vector<BlockInput>& blocks, MemoryBank& bank);
   void encode_segment(Backbone& backbone, MemoryBank& bank);
   // Token indices of the unit's four patches (bands or quadrants of its row-major grid).
   std::vector<at::Tensor> patch_indices(const VisualUnit& unit) const;
@@ -88,9 +87,9 @@ class MukvMultigrain final : public EncodingStrategy {
   SinkKv sinks_;
   std::vector<at::Tensor> sink_keys_rotated_;  // per layer, on the device
   bool mrope_ = false;
-  int64_t layers_ = 0, heads_ = 0;
+  int64_t layers_ = 0;
   std::vector<std::pair<int64_t, double>> attention_layers_;  // (layer, weight) scoring the tokens
-  // context: same_granularity — per granularity, per layer, the kept keys (rotated) and values so far.
+  // context: same_granularity — per granularity, per layer, the sinks and kept keys (rotated) and values so far.
   std::vector<std::vector<at::Tensor>> context_k_, context_v_;
   std::vector<VisualUnit> pending_;  // units of the segment being gathered
   int64_t pending_frames_ = 0, dropped_frames_ = 0, frames_per_unit_ = 1;
