@@ -14,7 +14,6 @@
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/internal.h"
-#include "tests/test_support.h"
 
 #ifndef SVQA_TINY_EXPORTS
 #error "SVQA_TINY_EXPORTS must name the directory the CTest fixture exports tiny backbones to"
@@ -22,6 +21,13 @@
 
 namespace svqa {
 namespace {
+
+Frames random_frames(int64_t n, int64_t h, int64_t w, double fps) {
+  at::manual_seed(7);
+  Frames f{at::randint(0, 256, {n, h, w, 3}, at::kByte), {}, fps};
+  for (int64_t i = 0; i < n; ++i) f.timestamps.push_back(static_cast<double>(i) / fps);
+  return f;
+}
 
 at::Tensor embed_ids(Backbone& b, const std::vector<int64_t>& ids) { return b.embed(at::tensor(ids, at::kLong)); }
 
@@ -33,7 +39,7 @@ TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals th
     INFO(arch);
     TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/" + arch, at::kCPU);
     const bool qwen = arch == "qwen2_5_vl";
-    const Frames frames = qwen ? test::random_frames(6, 140, 168, 1.0) : test::random_frames(6, 48, 48, 1.0);
+    const Frames frames = qwen ? random_frames(6, 140, 168, 1.0) : random_frames(6, 48, 48, 1.0);
     const auto sink_ids = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
     const std::string prompt = "\nWhat happens?<|im_end|>\n<|im_start|>assistant\n";
 
@@ -69,7 +75,7 @@ TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals th
 TEST_CASE("a window smaller than the stream separates the sinks and changes the memory", "[tiny_backbone]") {
   at::InferenceMode inference;
   TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/llava_onevision", at::kCPU);
-  const Frames frames = test::random_frames(8, 48, 48, 1.0);
+  const Frames frames = random_frames(8, 48, 48, 1.0);
   const auto sink_ids = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
   auto encode = [&](int64_t n_local) {
     RekvSlidingWindow encoder(RekvOptions{n_local});
