@@ -49,10 +49,11 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   QuestionInfo with_sinks = question;
   with_sinks.sinks = &encoder.sinks();
   retrieval.begin_question(backbone, with_sinks, bank);
-  at::Tensor h = embed_text(backbone, question.text);
-  const int64_t T = h.size(0);
+  // A strategy that chose in begin_question needs no queries: the question is not run.
+  const bool run_question = retrieval.selects_per_layer();
+  at::Tensor h = run_question ? embed_text(backbone, question.text) : at::Tensor();
   for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
+    const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
     auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
     std::vector<KvBlock> blocks;
     blocks.reserve(ids.size());
@@ -64,12 +65,14 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     answer.selected.push_back(ctx.block_ids);
     answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
 
-    const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
-    const auto k = apply_rotary(qkv.k, tables);
-    const auto out = ctx.keys.defined()
-                         ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
-                         : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
-    h = backbone.layer_out(l, h, out.out);
+    if (run_question) {
+      const auto tables = rope.tables(text_positions(ctx.next_position, h.size(0)).to(backbone.device()), backbone.dtype());
+      const auto k = apply_rotary(qkv.k, tables);
+      const auto out = ctx.keys.defined()
+                           ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
+                           : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
+      h = backbone.layer_out(l, h, out.out);
+    }
     past_k[l] = ctx.keys;
     past_v[l] = ctx.values;
     next[l] = ctx.next_position;

@@ -1,7 +1,8 @@
 #pragma once
 // Answers one question from the memory, in ReKV's three passes: a retrieval pass of the raw
 // question (each layer selects blocks with that layer's queries; the question's own K/V are then
-// dropped), a prefill of the answer prompt over [sinks | selected blocks], greedy decoding.
+// dropped; a strategy that chose once in begin_question skips it), a prefill of the answer prompt
+// over [sinks | selected blocks], greedy decoding.
 
 #include <ATen/ATen.h>
 

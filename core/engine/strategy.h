@@ -50,6 +50,9 @@ class RetrievalStrategy {
   }
   // Block ids for this layer (any order; the context assembler orders them).
   virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
+  // false: select() ignores the question's queries (it chose in begin_question), so the retrieval
+  // pass does not run the question at all and select() gets a LayerQuery without tensors.
+  virtual bool selects_per_layer() const { return true; }
   // Called with every unit once it is encoded, for strategies that index frames themselves
   // (external embeddings, mapped to blocks by frame index / time).
   virtual void observe(const VisualUnit& unit) { (void)unit; }

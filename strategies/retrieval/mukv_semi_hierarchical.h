@@ -83,6 +83,7 @@ class MukvRetrieval final : public RetrievalStrategy {
   explicit MukvRetrieval(MukvRetrievalOptions options) : options_(std::move(options)) {}
   void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) override;
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
+  bool selects_per_layer() const override { return false; }  // chosen once, in begin_question
   std::map<int64_t, double> block_scores() const override { return selection_.scores; }
   // Under "mukv_semi_hierarchical": the mode, and blocks and tokens brought back per granularity.
   void add_record_fields(nlohmann::json& extra) const override;
