@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,6 +60,7 @@ struct Stream {
         bank({backbone.num_layers(), at::kCPU, -1, ""}),
         encoder(std::move(options)),
         maker(backbone, frames) {
+    at::set_num_threads(1);  // a tiny model: worker threads would only spin
     encoder.begin_stream(backbone, prompts.sinks, bank);
   }
   void encode(int64_t count) {
