@@ -14,6 +14,7 @@
 
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
+#include "models/full_context.h"
 #include "models/npy.h"
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/mukv_multigrain.h"
@@ -248,6 +249,35 @@ TEST_CASE("MuKV patches are row-major bands or 7×7 quadrants, and same_granular
             .abs().max().item<float>() < 1e-5);
   CHECK((bands->bank.block(isolated_frames[1]).keys.back() - quadrants->bank.block(same_frames[1]).keys.back())
             .abs().max().item<float>() > 1e-3);
+}
+
+TEST_CASE("MuKV blocks prefilled together under the block mask keep what each keeps prefilled alone", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  MukvOptions options;
+  options.granularities = {"frame"};
+  Stream s("llava_onevision_196", test::random_frames(3, 32, 32, 0.5), options);
+  const auto units = s.maker.make(0, 3, s.encoder.sinks().size(), s.encoder.next_position());
+  std::vector<at::Tensor> past_k, past_v = s.encoder.sinks().values;
+  const auto rope = text_rotary(s.backbone.manifest());
+  const auto tables = rope.tables(s.encoder.sinks().positions, at::kFloat);
+  for (const auto& k : s.encoder.sinks().keys) past_k.push_back(apply_rotary(k, tables));
+  std::vector<BlockInput> blocks;
+  for (const auto& u : units) {
+    BlockInput in;
+    in.tokens = u.tokens;
+    in.positions = text_positions(s.encoder.sinks().size(), u.tokens.size(0));
+    in.dcp.keep_ratio = 0.1;
+    blocks.push_back(in);
+  }
+  const auto layers = attention_layer_weights(AttentionLayers::Last5, s.backbone.num_layers());
+  const auto together = prefill_blocks(s.backbone, blocks, past_k, past_v, layers);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const auto alone = prefill_blocks(s.backbone, {blocks[b]}, past_k, past_v, layers);
+    CHECK(at::equal(together[b].block.positions, alone[0].block.positions));
+    CHECK(together[b].block.num_tokens() == 19);
+    for (int64_t l = 0; l < s.backbone.num_layers(); ++l)
+      CHECK((together[b].block.keys[l] - alone[0].block.keys[l]).abs().max().item<float>() < 1e-5);
+  }
 }
 
 TEST_CASE("semi-hierarchical rerank: a segment matching the question lifts a frame inside it", "[mukv]") {

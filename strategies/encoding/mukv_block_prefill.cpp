@@ -68,11 +68,10 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     if (kept_count(n, in.dcp.keep_ratio) < n) {
       at::Tensor attention;
       if (in.dcp.importance != Importance::Frequency) {
-        // This block's rows, and its columns after the past (other blocks' columns are zeros).
+        // Attention this block's queries paid to its own keys (the past's columns are not scored).
         std::vector<at::Tensor> mine;
-        for (const auto& p : probs)
-          mine.push_back(at::cat({p.narrow(1, start, n).narrow(2, 0, n_past), p.narrow(1, start, n).narrow(2, n_past + start, n)}, 2));
-        attention = attention_importance(mine, weights, n_past);
+        for (const auto& pr : probs) mine.push_back(pr.narrow(1, start, n).narrow(2, n_past + start, n));
+        attention = attention_importance(mine, weights, 0);
       }
       kept = select_tokens(token_importance(attention, own(rotated.back()), in.dcp), own(rotated.back()), in.dcp);
     }
