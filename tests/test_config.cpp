@@ -137,7 +137,7 @@ TEST_CASE("all problems in a file are reported at once", "[config]") {
   }
 }
 
-TEST_CASE("--set SECTION.type=X gives X's defaults, not the old type's options", "[config]") {
+TEST_CASE("a --set of SECTION.type=X gives X's defaults, not the old type's options", "[config]") {
   const test::TestRegistries registries;
   const RegistrySections reg = registries.sections();
   // child.yaml: retrieval external with retrieve_size 5.
