@@ -96,7 +96,9 @@ struct ExperimentHeader {
   StreamOptions stream;
   JudgeOptions judge;
   static void declare(Schema<ExperimentHeader>& s) {
-    s.field("name", &ExperimentHeader::name, "experiment name; defaults to the file name without .yaml");
+    s.field("name", &ExperimentHeader::name, "experiment name, the results folder's; defaults to the file name without .yaml")
+        .matches(R"((?!\.\.?$)[^/\\\x00-\x1f\x7f]{1,200})",
+                 "a folder name: 1 to 200 bytes, no '/', '\\' or control characters, not '.' or '..'");
     s.field("description", &ExperimentHeader::description, "free text shown in reports");
     s.field("runtime", &ExperimentHeader::runtime, "device, dtype, threads, seed");
     s.field("output", &ExperimentHeader::output, "where results go");

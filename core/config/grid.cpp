@@ -6,6 +6,7 @@
 
 #include "core/config/config_loader.h"
 #include "core/config/schema.h"
+#include "core/io/safe_paths.h"
 
 namespace svqa {
 namespace {
@@ -18,11 +19,12 @@ std::string fnv1a_hex(const std::string& text) {
   return std::string(buf, 12);
 }
 
-// How a value appears in a run name: a scalar as itself, a section by its `type`, else its position.
+// How a value appears in a run name: a scalar as itself, a section by its `type`, else its position;
+// made a safe path component ("a/../../x" → "a_.._.._x"): the run's folder stays inside the grid's.
 std::string shown(const ConfigNode& v, size_t index) {
-  if (v.is_scalar()) return v.scalar;
+  if (v.is_scalar()) return safe_path_component(v.scalar);
   if (v.is_map())
-    if (const ConfigNode* type = v.find("type"); type && type->is_scalar()) return type->scalar;
+    if (const ConfigNode* type = v.find("type"); type && type->is_scalar()) return safe_path_component(type->scalar);
   return "#" + std::to_string(index);
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/engine/benchmark.h"
 #include "core/io/format.h"
+#include "core/io/safe_paths.h"
 #include "core/run/frame_supply.h"
 #include "core/run/prediction_log.h"
 #include "core/run/progress.h"
@@ -128,7 +129,7 @@ class StreamRunner {
   MemoryBankOptions bank_options(const Stream& stream) const {
     const auto& so = cfg_.header.stream;
     return {backbone_->num_layers(), backbone_->device(), so.ram_budget_mb < 0 ? -1 : so.ram_budget_mb * (int64_t{1} << 20),
-            so.spill_dir.empty() ? dir_ + "/spill/" + stream.id : so.spill_dir + "/" + stream.id};
+            (so.spill_dir.empty() ? dir_ + "/spill/" : so.spill_dir + "/") + safe_path_component(stream.id)};
   }
 
   // Writes one record and logs it.
