@@ -50,8 +50,10 @@ struct StreamOptions {
     s.field("position_policy", &StreamOptions::position_policy,
             "contiguous: retrieved blocks re-positioned back to back (ReKV); original: encode positions kept (MuKV)")
         .one_of({"contiguous", "original"});
-    s.field("max_new_tokens", &StreamOptions::max_new_tokens, "greedy decoding limit (ReKV: 16 multiple choice, 256 open)")
-        .min(1);
+    s.field("max_new_tokens", &StreamOptions::max_new_tokens,
+            "greedy decoding limit (ReKV: 16 multiple choice, 256 open); at most 4096, so a run always ends")
+        .min(1)
+        .max(4096);
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);

@@ -51,14 +51,15 @@ class StreamRunner {
         dir_(dir),
         log_(log),
         live_progress_(live_progress),
+        // The annotations first: a bad file (a repeated question id, ...) fails before the model loads.
+        benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
+        streams_(benchmark_->streams()),
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
                                              cfg.header.runtime)),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options)),
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options)),
-        benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(dir + "/predictions.jsonl"),
-        streams_(benchmark_->streams()),
         judge_(make_run_judge(cfg.header.judge, streams_, dir)) {}
 
   int run() {
@@ -148,13 +149,13 @@ class StreamRunner {
   const std::string dir_;
   std::ostream& log_;
   const bool live_progress_;
+  std::unique_ptr<Benchmark> benchmark_;
+  const std::vector<Stream> streams_;
   std::unique_ptr<Backbone> backbone_;
   std::unique_ptr<EncodingStrategy> encoder_;
   std::unique_ptr<RetrievalStrategy> retrieval_;
-  std::unique_ptr<Benchmark> benchmark_;
   const Prompts prompts_;
   PredictionLog predictions_;
-  const std::vector<Stream> streams_;
   RunJudge judge_;
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;
