@@ -192,17 +192,11 @@ def test_repeated_question_ids_are_errors_naming_both_records(svqa_bin, root):
 
 def test_a_run_on_repeated_ids_stops_before_answering(svqa_bin, root, tmp_path, tiny_export):
     import numpy as np
+    from experiment_files import write_experiment
 
     np.save(tmp_path / "clip.npy", np.zeros((4, 48, 48, 3), np.uint8))
     (tmp_path / "streams.json").write_text((FIXTURES / "duplicate_ids.streams.json").read_text())
-    (tmp_path / "exp.yaml").write_text(f"""
-name: dup
-backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
-encoding: {{type: rekv_sliding_window}}
-retrieval: {{type: full_context}}
-benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
-stream: {{fps: 2, max_new_tokens: 2}}
-""")
+    write_experiment(tmp_path / "exp.yaml", "dup", tiny_export("llava_onevision"), tmp_path / "streams.json")
     r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "out"))
     assert r.returncode == 1
     assert r.stderr == (f'svqa run: error: {tmp_path / "streams.json"}: streams[0].questions[2].id: "q1" repeats '

@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from experiment_files import write_experiment
 
 
 @pytest.fixture
@@ -18,14 +19,8 @@ def setup(tmp_path, tiny_export):
     np.save(tmp_path / "clip.npy", np.random.default_rng(0).integers(0, 256, (4, 48, 48, 3), dtype=np.uint8))
     (tmp_path / "streams.json").write_text(json.dumps({"streams": [
         {"id": "clip", "video": "clip.npy", "questions": [{"id": "q1", "time": 1.0, "question": "What?"}]}]}))
-    (tmp_path / "exp.yaml").write_text(f"""
-name: folder
-backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
-encoding: {{type: rekv_sliding_window}}
-retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
-benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
-stream: {{fps: 2, max_new_tokens: 2}}
-""")
+    write_experiment(tmp_path / "exp.yaml", "folder", tiny_export("llava_onevision"), tmp_path / "streams.json",
+                     retrieval="{type: internal, options: {retrieve_size: 4}}")
     return tmp_path
 
 
