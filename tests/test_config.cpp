@@ -137,6 +137,28 @@ TEST_CASE("all problems in a file are reported at once", "[config]") {
   }
 }
 
+TEST_CASE("a --set of SECTION.type=X gives X's defaults, not the old type's options", "[config]") {
+  const test::TestRegistries registries;
+  const RegistrySections reg = registries.sections();
+  // child.yaml: retrieval external with retrieve_size 5.
+  auto retrieval = [&](const std::vector<std::string>& sets) {
+    const ExperimentConfig cfg = resolve_experiment(kGood + "child.yaml", sets, reg);
+    return std::make_pair(cfg.component("retrieval")->type, options_of<test::TopKOptions>(cfg, "retrieval"));
+  };
+  const auto [type, options] = retrieval({"retrieval.type=internal"});
+  CHECK(type == "internal");
+  CHECK(options.retrieve_size == 64);  // internal's default, not external's 5 from the file
+  CHECK(retrieval({"retrieval.type=external"}).second.retrieve_size == 5);  // the same type keeps its options
+  // Options given on the command line apply on top of the new type's defaults, in either order.
+  CHECK(retrieval({"retrieval.options.retrieve_size=7", "retrieval.type=internal"}).second.retrieve_size == 7);
+  CHECK(retrieval({"retrieval.type=internal", "retrieval.options.retrieve_size=7"}).second.retrieve_size == 7);
+  // docs/configuration.md: a whole section replaced at once.
+  const auto whole = retrieval({"retrieval={type: internal, options: {top_k: 3}}"});
+  CHECK(whole.first == "internal");
+  CHECK(whole.second.top_k == 3);
+  CHECK(whole.second.retrieve_size == 64);
+}
+
 TEST_CASE("200k keys load and merge in linear time, duplicates still found", "[config]") {
   // The audit: 200k keys took over 120 s (a scan of the map per key, in parsing and in _base_ merging).
   const auto dir = std::filesystem::temp_directory_path() / "svqa_many_keys";

@@ -130,7 +130,9 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
     CHECK(ctx.positions.equal(at::cat({sinks.positions, want}, 1)));
     CHECK(ctx.next_position == want_next);
     std::vector<at::Tensor> raw{sinks.keys[0]};
-    std::sort(pick.begin(), pick.end());  // the context is in time order
+    // contiguous lays the context out in time order; original keeps retrieval's order (MuKV's
+    // reference order: granularity, then score).
+    if (policy == PositionPolicy::Contiguous) std::sort(pick.begin(), pick.end());
     for (const int64_t i : pick) raw.push_back(stream[static_cast<size_t>(i)].keys[0]);
     CHECK(at::allclose(ctx.keys, apply_rotary(at::cat(raw), rope.tables(ctx.positions, at::kFloat))));
   };
@@ -145,7 +147,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
     return at::stack({t, t, t});
   };
   check(flat, PositionPolicy::Contiguous, {3, 1}, row({4, 5, 6, 7, 8, 9}), 10);
-  check(flat, PositionPolicy::Original, {3, 1}, row({7, 8, 9, 13, 14, 15}), 100);
+  check(flat, PositionPolicy::Original, {3, 1}, row({13, 14, 15, 7, 8, 9}), 100);
 
   // mRoPE: 2×2-cell temporal patches, t = 4 + 3k, h and w from 4; pick patches 2 and 3.
   std::vector<KvBlock> grid;

@@ -19,6 +19,10 @@ struct WindowOptions {
     s.field("n_local", &WindowOptions::n_local, "tokens in the local window").min(1);
     s.field("chunk_frames", &WindowOptions::chunk_frames, "frames prefilled per chunk").min(1);
     s.field("position", &WindowOptions::position, "position policy").one_of({"contiguous", "original"});
+    s.check("chunk_frames", [](const WindowOptions& o) {  // a cross-field rule, as real strategies declare them
+      return o.chunk_frames <= o.n_local ? std::string()
+                                         : "must be at most n_local (" + std::to_string(o.n_local) + "): a chunk fits in the window";
+    });
   }
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/run/progress.h"
+#include "core/report/line_plot.h"
 #include "core/report/run_report.h"
 
 using namespace svqa;
@@ -82,4 +83,28 @@ TEST_CASE("the report table: a row per run, the union of categories, CSV in long
                  "results/a__k=1\n") != std::string::npos);
   CHECK(csv.find("\n\"b, quoted\",rekv + recent,streamingbench,Object Recognition,2,2,1,1,") != std::string::npos);
   CHECK(csv.find("broken") == std::string::npos);  // listed in the markdown, not a row of numbers
+}
+
+TEST_CASE("no two report rows read alike: a name shared by runs in two places gets the directory", "[report]") {
+  std::vector<RunSummary> runs = {run("demo", "rekv + internal", 3, 1, {}), run("demo", "rekv + internal", 2, 2, {}),
+                                  run("other", "rekv + recent", 1, 1, {})};
+  runs[0].dir = "results/a/demo";
+  runs[1].dir = "results/b/demo";
+  distinct_names(runs);
+  CHECK(runs[0].name == "demo (results/a/demo)");
+  CHECK(runs[1].name == "demo (results/b/demo)");
+  CHECK(runs[2].name == "other");
+}
+
+TEST_CASE("plot legends wrap instead of cutting, and coinciding series are found", "[report]") {
+  const std::string label = "ablation__retrieval=internal__n_local=15000__retrieve_size=64__similarity=cosine";
+  const auto lines = wrap_text(label, 190, 0.4);
+  CHECK(lines.size() > 1);
+  std::string joined;
+  for (const auto& l : lines) joined += l;
+  CHECK(joined == label);  // nothing dropped
+  CHECK(lines[0].back() == '_');  // broken after a separator where one fits
+
+  const std::vector<std::vector<std::pair<int, int>>> points = {{{10, 20}, {30, 40}}, {{11, 21}, {30, 39}}, {{10, 20}}, {{50, 50}, {60, 60}}};
+  CHECK(coinciding_series(points) == std::vector<int>{-1, 0, -1, -1});  // within 2 pixels: drawn over series 0
 }

@@ -94,10 +94,9 @@ int cmd_validate(int argc, const char* const* argv, const Registries& registries
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) {
     const auto runs = expand_grid(cfg.resolved, args->path);
-    for (const auto& run : runs) {
-      const auto one = validate_experiment(run.config, args->path, registries.sections());
-      if (args->result.count("dump")) std::cout << "# " << run.directory() << "\n" << to_yaml(one.resolved) << "\n";
-    }
+    const auto configs = validate_grid_runs(runs, args->path, registries.sections());  // as svqa grid does
+    if (args->result.count("dump"))
+      for (size_t i = 0; i < runs.size(); ++i) std::cout << "# " << runs[i].directory() << "\n" << to_yaml(configs[i].resolved) << "\n";
     if (!args->result.count("dump"))
       std::cout << args->path << ": ok: grid of " << runs.size() << " runs (svqa grid " << args->path << " --list)\n";
     return kOk;

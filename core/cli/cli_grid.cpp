@@ -40,8 +40,7 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   const std::string path = args["experiment"].as<std::string>();
   ConfigNode root = load_config(path);
-  if (args.count("set"))
-    for (const auto& o : args["set"].as<std::vector<std::string>>()) apply_override(root, o);
+  if (args.count("set")) apply_overrides(root, args["set"].as<std::vector<std::string>>());
   std::pair<int64_t, int64_t> shard{0, 1};
   if (args.count("shard")) {
     try {
@@ -51,10 +50,9 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
     }
   }
 
-  // Every run is validated before any starts: a typo in the last run fails now, not in hours.
+  // Every run is validated before any starts (cross-field rules too): a typo in the last run fails now, not in hours.
   const auto runs = expand_grid(root, path);
-  std::vector<ExperimentConfig> configs;
-  for (const auto& run : runs) configs.push_back(validate_experiment(run.config, path, registries.sections()));
+  const std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
 

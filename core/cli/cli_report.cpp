@@ -35,6 +35,7 @@ int cmd_report(int argc, const char* const* argv, const Registries& registries) 
 
   std::vector<RunSummary> runs;
   for (const auto& dir : find_run_dirs(roots)) runs.push_back(summarize_run(dir, registries));
+  distinct_names(runs);
   const std::string markdown = report_markdown(runs);
   std::cout << markdown;
   write_file_atomically(out + "/report.md", markdown);

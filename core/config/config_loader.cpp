@@ -1,5 +1,6 @@
 #include "core/config/config_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <unordered_map>
 
@@ -115,10 +116,27 @@ void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value
     }
     node = child;
   }
+  // A component given another type starts from that type's defaults: the old type's options
+  // (from the files) would be merged into the new one's otherwise.
+  if (sets_component_type(key))
+    if (const ConfigNode* old = node->find("type"); old && old->is_scalar() && !(value.is_scalar() && value.scalar == old->scalar))
+      node->erase("options");
   if (ConfigNode* existing = node->find(parts.back()))
     *existing = std::move(value);
   else
     node->entries.push_back({parts.back(), {origin, 0, 0}, std::move(value)});
+}
+
+bool sets_component_type(const std::string& key) {
+  return std::count(key.begin(), key.end(), '.') == 1 && key.size() > 5 && key.compare(key.size() - 5, 5, ".type") == 0;
+}
+
+void apply_overrides(ConfigNode& root, const std::vector<std::string>& assignments) {
+  auto sets_type = [](const std::string& a) { return sets_component_type(a.substr(0, a.find('='))); };
+  for (const auto& a : assignments)
+    if (sets_type(a)) apply_override(root, a);
+  for (const auto& a : assignments)
+    if (!sets_type(a)) apply_override(root, a);
 }
 
 void apply_override(ConfigNode& root, const std::string& assignment) {

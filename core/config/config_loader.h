@@ -26,8 +26,16 @@ ConfigNode merge_config(ConfigNode base, const ConfigNode& over);
 // Applies one "a.b.c=value" override. The value is parsed as YAML (so `[1, 2]` is a list)
 // and checked later against the schema like any value from a file.
 void apply_override(ConfigNode& root, const std::string& assignment);
+// Whether a dotted key is a component's type ("retrieval.type").
+bool sets_component_type(const std::string& key);
+// Applies every override, those that set a component's type (`retrieval.type=recent`) first, so
+// the `retrieval.options.*` overrides given with them apply on top of the new type's defaults in
+// whatever order they were written.
+void apply_overrides(ConfigNode& root, const std::vector<std::string>& assignments);
 
-// Sets the value at a dotted key, creating sections on the way; errors name `origin`.
+// Sets the value at a dotted key, creating sections on the way; errors name `origin`. Setting a
+// component's type to another one (`retrieval.type`) drops that section's `options`: the new type
+// starts from its own defaults. To replace a whole section give it whole: `retrieval={type: …, options: {…}}`.
 void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value, const std::string& origin);
 
 }  // namespace svqa

@@ -72,8 +72,34 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
 ExperimentConfig resolve_experiment(const std::string& path, const std::vector<std::string>& overrides,
                                     const RegistrySections& registries) {
   ConfigNode root = load_config(path);
-  for (const auto& o : overrides) apply_override(root, o);
+  apply_overrides(root, overrides);
   return validate_experiment(std::move(root), path, registries);
+}
+
+std::vector<ExperimentConfig> validate_grid_runs(const std::vector<GridRun>& runs, const std::string& origin,
+                                                 const RegistrySections& registries) {
+  std::vector<ExperimentConfig> configs;
+  std::vector<std::pair<std::string, std::vector<std::string>>> problems;  // line → runs, in first-seen order
+  for (const auto& run : runs) {
+    try {
+      configs.push_back(validate_experiment(run.config, origin, registries));
+    } catch (const ConfigError& e) {
+      for (const auto& line : e.lines()) {
+        auto it = std::find_if(problems.begin(), problems.end(), [&](const auto& p) { return p.first == line; });
+        if (it == problems.end()) it = problems.insert(problems.end(), {line, {}});
+        it->second.push_back(run.name);
+      }
+    }
+  }
+  if (problems.empty()) return configs;
+  std::vector<std::string> lines;
+  for (const auto& [line, names] : problems) {
+    std::string which = names.size() == 1 ? " (run " : " (runs ";
+    for (size_t i = 0; i < names.size() && i < 3; ++i) which += (i ? ", " : "") + names[i];
+    if (names.size() > 3) which += " and " + std::to_string(names.size() - 3) + " more";
+    lines.push_back(line + which + ")");
+  }
+  throw ConfigError(lines);
 }
 
 }  // namespace svqa

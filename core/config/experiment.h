@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/config/config_node.h"
+#include "core/config/grid.h"
 #include "core/config/registry.h"
 #include "core/config/runtime.h"
 
@@ -58,6 +59,11 @@ struct StreamOptions {
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);
     s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go; empty: <results dir>/spill");
+    s.check("answer_prompt", [](const StreamOptions& o) {
+      return o.answer_prompt == "<default>" || o.answer_prompt.find("{question}") != std::string::npos
+                 ? std::string()
+                 : "must contain {question} (where the question goes), or be <default>";
+    });
   }
 };
 
@@ -127,5 +133,11 @@ ExperimentConfig resolve_experiment(const std::string& path, const std::vector<s
 
 // Validates an already-merged tree (`origin` names the file for the default experiment name).
 ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin, const RegistrySections& registries);
+
+// The grid's pre-check: every run validated before any starts, so a problem in the last run fails
+// now, not in hours. Throws one ConfigError with every problem of every run, each line once,
+// ending " (run NAME)" or " (runs A, B, ...)".
+std::vector<ExperimentConfig> validate_grid_runs(const std::vector<GridRun>& runs, const std::string& origin,
+                                                 const RegistrySections& registries);
 
 }  // namespace svqa

@@ -1,5 +1,6 @@
 #include "core/config/grid.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
@@ -19,16 +20,86 @@ std::string fnv1a_hex(const std::string& text) {
   return std::string(buf, 12);
 }
 
-// How a value appears in a run name: a scalar as itself, a section by its `type`, else its position;
-// made a safe path component ("a/../../x" → "a_.._.._x"): the run's folder stays inside the grid's.
-std::string shown(const ConfigNode& v, size_t index) {
-  if (v.is_scalar()) return safe_path_component(v.scalar);
-  if (v.is_map())
-    if (const ConfigNode* type = v.find("type"); type && type->is_scalar()) return safe_path_component(type->scalar);
-  return "#" + std::to_string(index);
+// One value of an axis: what is set, and how run names show it.
+struct AxisValue {
+  ConfigNode value;
+  std::string shown;
+  bool labelled = false;
+};
+
+struct Axis {
+  std::string key;   // the dotted key it sets
+  std::string name;  // how run names show the key: its shortest dotted suffix no other axis has
+  std::vector<AxisValue> values;
+};
+
+std::string suffix(const std::string& key, size_t segments) {
+  size_t at = key.size();
+  for (size_t i = 0; i < segments && at != std::string::npos && at > 0; ++i) at = key.rfind('.', at - 1);
+  return at == std::string::npos ? key : key.substr(at + 1);
 }
 
-std::string last_segment(const std::string& key) { return key.substr(key.rfind('.') + 1); }
+// The values of axis `a`: `{label: NAME, value: V}` unwrapped; unlabelled values shown as a scalar,
+// a section by its `type`, else their position. Two values never show the same text (a repeated
+// text gets "#index"), labels are unique, and the same value twice is an error.
+Axis read_axis(const ConfigEntry& a) {
+  Axis axis{a.key, a.key, {}};
+  const std::string path = "grid.axes." + a.key;
+  for (size_t i = 0; i < a.value.items.size(); ++i) {
+    const ConfigNode& item = a.value.items[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    AxisValue v{item, "", false};
+    if (item.is_map() && item.find("label")) {
+      const ConfigNode* label = item.find("label");
+      const ConfigNode* value = item.find("value");
+      if (!value || item.entries.size() != 2)
+        throw ConfigError(item.loc, at, "a labelled value is {label: NAME, value: VALUE}, got keys " + [&] {
+          std::string k;
+          for (const auto& e : item.entries) k += (k.empty() ? "" : ", ") + e.key;
+          return k;
+        }());
+      if (!label->is_scalar() || label->scalar.empty() ||
+          label->scalar.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-") !=
+              std::string::npos)
+        throw ConfigError(label->loc, at + ".label",
+                          "expected a name of letters, digits and _ . + - (it names the run's directory), got " +
+                              label->describe());
+      v = {*value, label->scalar, true};
+    } else if (item.is_scalar()) {  // a safe path component ("a/../../x" → "a_.._.._x"): the folder stays in the grid's
+      v.shown = safe_path_component(item.scalar);
+    } else if (const ConfigNode* type = item.is_map() ? item.find("type") : nullptr; type && type->is_scalar()) {
+      v.shown = safe_path_component(type->scalar);
+    } else {
+      v.shown = "#" + std::to_string(i);
+    }
+    for (size_t j = 0; j < axis.values.size(); ++j) {
+      if (to_yaml(axis.values[j].value) == to_yaml(v.value))
+        throw ConfigError(item.loc, at, "the same value as " + path + "[" + std::to_string(j) + "]: its runs would be identical");
+      if (v.labelled && axis.values[j].labelled && axis.values[j].shown == v.shown)
+        throw ConfigError(item.loc, at + ".label", "'" + v.shown + "' labels " + path + "[" + std::to_string(j) + "] already");
+    }
+    axis.values.push_back(std::move(v));
+  }
+  std::vector<bool> alike(axis.values.size(), false);  // unlabelled values that look alike: told apart by position
+  for (size_t i = 0; i < axis.values.size(); ++i)
+    for (size_t j = 0; j < axis.values.size(); ++j)
+      alike[i] = alike[i] || (j != i && !axis.values[i].labelled && axis.values[j].shown == axis.values[i].shown);
+  for (size_t i = 0; i < axis.values.size(); ++i)
+    if (alike[i]) axis.values[i].shown += "#" + std::to_string(i);
+  return axis;
+}
+
+// Each axis named by the shortest dotted suffix of its key that no other axis ends with.
+void name_axes(std::vector<Axis>& axes) {
+  for (auto& a : axes)
+    for (size_t n = 1;; ++n) {
+      a.name = suffix(a.key, n);
+      const bool unique = std::none_of(axes.begin(), axes.end(), [&](const Axis& b) {
+        return &b != &a && suffix(b.key, n) == a.name;
+      });
+      if (unique || a.name == a.key) break;
+    }
+}
 
 }  // namespace
 
@@ -61,6 +132,10 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     if (!a.value.is_sequence() || a.value.items.empty())
       throw ConfigError(a.value.loc, "grid.axes." + a.key, "expected a non-empty list of values, got " + a.value.describe());
 
+  std::vector<Axis> axis_list;
+  for (const auto& a : axes->entries) axis_list.push_back(read_axis(a));
+  name_axes(axis_list);
+
   // Index tuples: one value index per axis.
   std::vector<std::vector<size_t>> combos;
   if (mode == "zip") {
@@ -73,10 +148,10 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     for (size_t i = 0; i < n; ++i) combos.push_back(std::vector<size_t>(axes->entries.size(), i));
   } else {
     combos.push_back({});
-    for (const auto& a : axes->entries) {
+    for (const auto& a : axis_list) {
       std::vector<std::vector<size_t>> next;
       for (const auto& c : combos)
-        for (size_t i = 0; i < a.value.items.size(); ++i) {
+        for (size_t i = 0; i < a.values.size(); ++i) {
           next.push_back(c);
           next.back().push_back(i);
         }
@@ -89,12 +164,17 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     GridRun run;
     run.config = root;
     run.name = base_name;
+    // Axes that set a component's type first: the others' options then apply on top of its defaults.
+    for (const bool types : {true, false})
+      for (size_t k = 0; k < combo.size(); ++k) {
+        const auto& axis = axis_list[k];
+        if (sets_component_type(axis.key) == types)
+          set_config_value(run.config, axis.key, axis.values[combo[k]].value, origin + ": grid.axes." + axis.key);
+      }
     for (size_t k = 0; k < combo.size(); ++k) {
-      const auto& axis = axes->entries[k];
-      const ConfigNode& value = axis.value.items[combo[k]];
-      set_config_value(run.config, axis.key, value, origin + ": grid.axes." + axis.key);
-      run.settings.push_back({axis.key, shown(value, combo[k])});
-      run.name += "__" + last_segment(axis.key) + "=" + shown(value, combo[k]);
+      const auto& v = axis_list[k].values[combo[k]];
+      run.settings.push_back({axis_list[k].key, v.shown});
+      run.name += "__" + (v.labelled ? v.shown : axis_list[k].name + "=" + v.shown);  // a label stands for itself
     }
     ConfigNode name_node;
     name_node.kind = ConfigNode::Kind::Scalar;

@@ -7,10 +7,13 @@
 //     axes:
 //       retrieval.options.retrieve_size: [4, 8]
 //       retrieval: [{type: internal}, {type: recent, options: {frames: 8}}]
+//       retrieval.options.lambda: [{label: lam5, value: 0.5}, {label: lam9, value: 0.9}]
 //
 // Each run is the file without `grid:`, with one value per axis set (a whole section replaces
-// the base's). Its name lists the settings; its results directory is keyed by a hash of its
-// resolved config, so changing anything gives a new directory and a rerun resumes the old one.
+// the base's). Its name lists the settings: `key=value` (the key's shortest dotted suffix no other
+// axis has; a section shown by its type), or a value's label alone; two runs never get the same
+// name. Its results directory is keyed by a hash of its resolved config, so changing anything
+// gives a new directory and a rerun resumes the old one.
 
 #include <cstdint>
 #include <string>
@@ -22,8 +25,8 @@
 namespace svqa {
 
 struct GridRun {
-  std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=recent"
-  std::vector<std::pair<std::string, std::string>> settings;  // (dotted key, value shown)
+  std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=recent__lam5"
+  std::vector<std::pair<std::string, std::string>> settings;  // (dotted key, value shown: its label if it has one)
   ConfigNode config;                                         // resolved, without `grid:`, `name` set
   std::string hash;                                          // 12 hex digits of FNV-1a over the config's YAML
   std::string directory() const { return name + "-" + hash; }

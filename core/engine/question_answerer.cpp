@@ -32,16 +32,28 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   std::vector<at::Tensor> past_k(layers), past_v(layers);
   std::vector<int64_t> next(layers);
 
-  std::vector<at::Tensor> slots;  // encode positions of the stream's blocks, for the contiguous policy
-  for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
+  answer.policy = options.policy.value_or(encoder.position_policy());
+
+  // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream
+  // (blocks of one granularity; MuKV's overlapping views do not).
+  std::vector<at::Tensor> slots;
+  bool one_granularity = true;
+  for (int64_t id = 0; id < bank.size(); ++id) {
+    one_granularity = one_granularity && bank.info(id).granularity == bank.info(0).granularity;
+    slots.push_back(bank.info(id).positions);
+  }
+  if (!one_granularity) slots.clear();
 
   // Pass 1: retrieval, layer by layer.
   auto t0 = std::chrono::steady_clock::now();
-  retrieval.begin_question(backbone, question, bank);
-  at::Tensor h = embed_text(backbone, question.text);
-  const int64_t T = h.size(0);
+  QuestionInfo with_sinks = question;
+  with_sinks.sinks = &encoder.sinks();
+  retrieval.begin_question(backbone, with_sinks, bank);
+  // A strategy that chose in begin_question needs no queries: the question is not run.
+  const bool run_question = retrieval.selects_per_layer();
+  at::Tensor h = run_question ? embed_text(backbone, question.text) : at::Tensor();
   for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
+    const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
     auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
     const auto gather_start = std::chrono::steady_clock::now();
     std::vector<KvBlock> blocks;
@@ -49,22 +61,20 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     for (const int64_t id : ids) blocks.push_back(bank.block(id));
     std::vector<const KvBlock*> ptrs;
     for (const auto& b : blocks) ptrs.push_back(&b);
-    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
+    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
                                     backbone.device(), backbone.dtype());
     answer.gather_seconds += seconds_since(gather_start);
-    std::stable_sort(blocks.begin(), blocks.end(),
-                     [](const KvBlock& a, const KvBlock& b) { return a.first_frame < b.first_frame; });
-    std::vector<int64_t> ordered;
-    for (const auto& b : blocks) ordered.push_back(b.id);
-    answer.selected.push_back(std::move(ordered));
+    answer.selected.push_back(ctx.block_ids);
     answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
 
-    const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
-    const auto k = apply_rotary(qkv.k, tables);
-    const auto out = ctx.keys.defined()
-                         ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
-                         : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
-    h = backbone.layer_out(l, h, out.out);
+    if (run_question) {
+      const auto tables = rope.tables(text_positions(ctx.next_position, h.size(0)).to(backbone.device()), backbone.dtype());
+      const auto k = apply_rotary(qkv.k, tables);
+      const auto out = ctx.keys.defined()
+                           ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
+                           : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
+      h = backbone.layer_out(l, h, out.out);
+    }
     past_k[l] = ctx.keys;
     past_v[l] = ctx.values;
     next[l] = ctx.next_position;

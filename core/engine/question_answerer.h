@@ -1,12 +1,14 @@
 #pragma once
 // Answers one question from the memory, in ReKV's three passes: a retrieval pass of the raw
 // question (each layer selects blocks with that layer's queries; the question's own K/V are then
-// dropped), a prefill of the answer prompt over [sinks | selected blocks], greedy decoding.
+// dropped; a strategy that chose once in begin_question skips it), a prefill of the answer prompt
+// over [sinks | selected blocks], greedy decoding.
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,7 @@ namespace svqa {
 class Backbone;
 
 struct AnswerOptions {
-  PositionPolicy policy = PositionPolicy::Contiguous;
+  std::optional<PositionPolicy> policy;  // none: the encoder's own (EncodingStrategy::position_policy)
   int64_t max_new_tokens = 16;
 };
 
@@ -27,6 +29,7 @@ struct Answer {
   std::vector<int64_t> ids;
   std::string text;
   std::vector<std::vector<int64_t>> selected;  // block ids per layer, in context order
+  PositionPolicy policy = PositionPolicy::Contiguous;  // the one used
   std::vector<int64_t> context_tokens;         // per layer: sinks + selected tokens
   std::map<int64_t, double> block_scores;      // the retrieval strategy's score per block, if it scores
   std::map<std::string, std::map<int64_t, double>> expert_block_scores;  // per expert of a mixture

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/memory/context_assembler.h"
 #include "core/memory/memory_bank.h"
 #include "core/engine/stream_types.h"
 
@@ -35,6 +36,8 @@ class EncodingStrategy {
   // Fields of its own for the question's record, written under "extra" in predictions.jsonl
   // (key them by the strategy's name). Called after the question is answered.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
+  // How retrieved blocks are placed at answer time unless the experiment names a policy.
+  virtual PositionPolicy position_policy() const { return PositionPolicy::Contiguous; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with
@@ -48,6 +51,9 @@ class RetrievalStrategy {
   }
   // Block ids for this layer (any order; the context assembler orders them).
   virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
+  // false: select() ignores the question's queries (it chose in begin_question), so the retrieval
+  // pass does not run the question at all and select() gets a LayerQuery without tensors.
+  virtual bool selects_per_layer() const { return true; }
   // Called with every unit once it is encoded, for strategies that index frames themselves
   // (external embeddings, mapped to blocks by frame index / time).
   virtual void observe(const VisualUnit& unit) { (void)unit; }

@@ -28,6 +28,7 @@ struct QuestionInfo {
   std::string id;
   std::string text;  // the raw question (what ReKV's retrieval pass runs)
   double time = 0;   // seconds into the stream; every block in the bank ends at or before it
+  const SinkKv* sinks = nullptr;  // the stream's attention sinks (set by answer_question)
 };
 
 // One layer's view of the question inside the retrieval pass.

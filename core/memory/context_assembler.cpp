@@ -8,7 +8,17 @@ namespace svqa {
 PositionPolicy position_policy_from_name(const std::string& name) {
   if (name == "contiguous") return PositionPolicy::Contiguous;
   if (name == "original") return PositionPolicy::Original;
-  throw std::invalid_argument("unknown position policy '" + name + "' (expected contiguous or original)");
+  if (name == "stacked") return PositionPolicy::Stacked;
+  throw std::invalid_argument("unknown position policy '" + name + "' (expected contiguous, original or stacked)");
+}
+
+const char* position_policy_name(PositionPolicy policy) {
+  switch (policy) {
+    case PositionPolicy::Contiguous: return "contiguous";
+    case PositionPolicy::Original: return "original";
+    case PositionPolicy::Stacked: return "stacked";
+  }
+  return "?";
 }
 
 at::Tensor contiguous_positions(const at::Tensor& encoded, int64_t start) {
@@ -18,8 +28,10 @@ at::Tensor contiguous_positions(const at::Tensor& encoded, int64_t start) {
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
                             PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
                             const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype) {
-  std::stable_sort(blocks.begin(), blocks.end(),
-                   [](const KvBlock* a, const KvBlock* b) { return a->first_frame < b->first_frame; });
+  if (policy == PositionPolicy::Contiguous)
+    std::stable_sort(blocks.begin(), blocks.end(),
+                     [](const KvBlock* a, const KvBlock* b) { return a->first_frame < b->first_frame; });
+  LayerContext ctx;
   std::vector<at::Tensor> keys, values, positions;
   const auto l = static_cast<size_t>(layer);
   if (sinks.size()) {
@@ -35,7 +47,8 @@ LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<cons
                                   std::to_string(layer));
     keys.push_back(b->keys[l].to(device, dtype));
     values.push_back(b->values[l].to(device, dtype));
-    if (policy == PositionPolicy::Original) {
+    ctx.block_ids.push_back(b->id);
+    if (policy != PositionPolicy::Contiguous) {
       positions.push_back(b->positions);
     } else if (slot < stream_slots.size() && stream_slots[slot].sizes() == b->positions.sizes()) {
       positions.push_back(stream_slots[slot++]);
@@ -44,7 +57,6 @@ LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<cons
     }
     next = std::max(next, next_position(positions.back()));
   }
-  LayerContext ctx;
   if (keys.empty()) {
     ctx.next_position = policy == PositionPolicy::Original ? stream_end : 0;
     return ctx;
@@ -53,7 +65,11 @@ LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<cons
   const auto tables = rope.tables(ctx.positions, dtype);
   ctx.keys = apply_rotary(at::cat(keys, 0), tables);
   ctx.values = at::cat(values, 0);
-  ctx.next_position = policy == PositionPolicy::Original ? std::max(next, stream_end) : next;
+  switch (policy) {
+    case PositionPolicy::Contiguous: ctx.next_position = next; break;
+    case PositionPolicy::Original: ctx.next_position = std::max(next, stream_end); break;
+    case PositionPolicy::Stacked: ctx.next_position = ctx.keys.size(0); break;
+  }
   return ctx;
 }
 

@@ -20,20 +20,28 @@ enum class PositionPolicy {
   // (1-D RoPE: back to back; mRoPE: the stream's temporal spacing, each block's h/w grid kept),
   // else it is packed right after the previous one.
   Contiguous,
-  Original,  // MuKV: every token keeps the position it was encoded at
+  Original,  // every token keeps the position it was encoded at; the question goes after the stream
+  // MuKV's reference code: every token keeps its encode position, the blocks stay in the order
+  // retrieval gives them, and the question goes after the context's length, where a Hugging Face
+  // cache appends (its blocks all start right after the sinks, so they overlap). 1-D RoPE only.
+  Stacked,
 };
-PositionPolicy position_policy_from_name(const std::string& name);  // "contiguous" | "original"
+PositionPolicy position_policy_from_name(const std::string& name);  // "contiguous" | "original" | "stacked"
+const char* position_policy_name(PositionPolicy policy);
 
 struct LayerContext {
   at::Tensor keys;       // [S, kv_heads, d] rotated
   at::Tensor values;     // [S, kv_heads, d]
   at::Tensor positions;  // [3, S] the positions used
   int64_t next_position = 0;  // where the question's first token goes
+  std::vector<int64_t> block_ids;  // the blocks in context order
 };
 
-// `blocks` must all be present in `layer`; they are ordered by first frame. `stream_end` is the
-// position after the last encoded token of the stream (the question's place under `original`);
-// `stream_slots` the encode positions of the stream's blocks in time order (for `contiguous`).
+// `blocks` must all be present in `layer`. Under `contiguous` they are ordered by first frame;
+// otherwise they stay in the order given. `stream_end` is the position after the last encoded
+// token of the stream (the question's place under `original`); `stream_slots` the encode
+// positions of the stream's blocks in time order when they tile one stream (for `contiguous`;
+// empty: blocks are packed back to back).
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
                             PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
                             const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype);

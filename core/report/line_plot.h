@@ -1,6 +1,9 @@
 #pragma once
 // Small line/scatter plots written as PNG with OpenCV (already a dependency for video), for
-// `svqa report`: axes with round-number ticks, one colour per series, a legend.
+// `svqa report`: axes with round-number ticks, a legend. Each series has its own colour, line
+// pattern (solid, dashed, dotted) and marker shape, so series drawn over each other stay visible;
+// a series whose points coincide with an earlier one's says so in the legend. Legend labels wrap,
+// never cut.
 
 #include <optional>
 #include <string>
@@ -12,7 +15,8 @@ namespace svqa {
 struct PlotSeries {
   std::string label;
   std::vector<double> x, y;  // drawn in the given order
-  bool markers = true;       // a dot at every point
+  bool markers = true;       // a marker at every point
+  std::vector<std::string> point_labels;  // optional: a small label beside each point (e.g. its run's settings)
 };
 
 struct LinePlot {
@@ -26,5 +30,14 @@ struct LinePlot {
 // Renders `plot` (960 x 600) and writes it atomically to `png_path`. Throws std::runtime_error
 // naming the path when there is nothing to draw or the file cannot be written.
 void write_line_plot(const LinePlot& plot, const std::string& png_path);
+
+// `text` broken into lines of at most `width` pixels at OpenCV's simplex font `scale`: after a
+// space or comma where one fits, else after '_' or '=', else mid-word. Nothing is dropped but the
+// spaces at the breaks.
+std::vector<std::string> wrap_text(const std::string& text, int width, double scale);
+
+// For each series, the index of an earlier series drawn at the same points (within `pixels`
+// after scaling to the plot), or -1.
+std::vector<int> coinciding_series(const std::vector<std::vector<std::pair<int, int>>>& points, int pixels = 2);
 
 }  // namespace svqa

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +77,15 @@ std::string run_label(const std::string& name) {
   std::string label = name.substr(first + 2);
   for (size_t i = 0; (i = label.find("__", i)) != std::string::npos;) label.replace(i, 2, ", ");
   return label;
+}
+
+// Each run's name in a legend: its settings where those tell it from every other run, else its full name.
+std::map<const RunSummary*, std::string> legend_names(const std::vector<RunSummary>& runs) {
+  std::map<std::string, int> count;
+  for (const auto& r : runs) ++count[run_label(r.name)];
+  std::map<const RunSummary*, std::string> out;
+  for (const auto& r : runs) out[&r] = count[run_label(r.name)] > 1 ? r.name : run_label(r.name);
+  return out;
 }
 
 }  // namespace
@@ -154,6 +164,13 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     r.problem = e.what();
   }
   return r;
+}
+
+void distinct_names(std::vector<RunSummary>& runs) {
+  std::map<std::string, int> count;
+  for (const auto& r : runs) ++count[r.name];
+  for (auto& r : runs)
+    if (count[r.name] > 1) r.name += " (" + r.dir + ")";
 }
 
 std::string report_markdown(const std::vector<RunSummary>& runs) {
@@ -241,24 +258,33 @@ std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs,
                                             const std::string& question) {
   std::vector<std::string> written;
   const auto groups = by_benchmark(runs);
+  const auto legend = legend_names(runs);
   for (const auto& [benchmark, group] : groups) {
     // One series per method; its points are the method's runs (grid settings), by memory tokens.
     LinePlot plot{"Accuracy vs memory: " + benchmark, "memory tokens (mean when a question is asked)",
-                  "accuracy (%)", {}, std::pair<double, double>{0, 100}, std::nullopt, ""};
-    std::map<std::string, std::vector<std::pair<double, double>>> points;
+                  "accuracy (%)", {}, std::pair<double, double>{-3, 103}, std::nullopt, ""};  // room for markers at 0 and 100
+    struct Point {
+      double x, y;
+      std::string run;  // the run's settings, beside its point
+      bool operator<(const Point& o) const { return std::tie(x, y, run) < std::tie(o.x, o.y, o.run); }
+    };
+    std::map<std::string, std::vector<Point>> points;
     std::vector<std::string> order;
     for (const auto* r : group) {
       const auto accuracy = r->scores.overall.accuracy() ? r->scores.overall.accuracy() : r->judge_accuracy;
       if (!accuracy || !r->memory_tokens) continue;
       if (!points.count(r->method)) order.push_back(r->method);
-      points[r->method].emplace_back(*r->memory_tokens, *accuracy * 100);
+      points[r->method].push_back({*r->memory_tokens, *accuracy * 100, legend.at(r)});
     }
     if (order.empty()) continue;
     for (const auto& method : order) {
       auto& p = points[method];
       std::sort(p.begin(), p.end());
-      PlotSeries series{method, {}, {}, true};
-      for (const auto& [x, y] : p) series.x.push_back(x), series.y.push_back(y);
+      PlotSeries series{method, {}, {}, true, {}};
+      for (const auto& point : p) {
+        series.x.push_back(point.x), series.y.push_back(point.y);
+        if (p.size() > 1) series.point_labels.push_back(point.run);  // which run is which point
+      }
       plot.series.push_back(std::move(series));
     }
     const std::string path = dir + (groups.size() > 1 ? "/accuracy_vs_memory_" + benchmark + ".png" : "/accuracy_vs_memory.png");
@@ -291,7 +317,7 @@ std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs,
       if (t.stream != stream || t.question_id != id || t.scores.empty()) continue;
       double lo = t.scores[0].second, hi = lo;
       for (const auto& [_, v] : t.scores) lo = std::min(lo, v), hi = std::max(hi, v);
-      PlotSeries series{run_label(r.name), {}, {}, t.scores.size() <= 60};
+      PlotSeries series{legend.at(&r), {}, {}, t.scores.size() <= 60, {}};
       for (const auto& [x, v] : t.scores) series.x.push_back(x), series.y.push_back(hi > lo ? (v - lo) / (hi - lo) : 0.5);
       plot.series.push_back(std::move(series));
       plot.marker_x = t.time;

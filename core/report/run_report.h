@@ -46,6 +46,10 @@ std::vector<std::string> find_run_dirs(const std::vector<std::string>& roots);
 // Never throws for a broken run: it comes back with `problem` set, and the report lists it.
 RunSummary summarize_run(const std::string& dir, const Registries& registries);
 
+// Runs that would show the same name (one experiment run into two results roots) get their
+// directory added ("demo (results/a/demo)"), so no two rows or legend entries read alike.
+void distinct_names(std::vector<RunSummary>& runs);
+
 std::string report_markdown(const std::vector<RunSummary>& runs);
 // Long format: one row per run × benchmark × category ("overall", "M-Avg" rows too).
 std::string report_csv(const std::vector<RunSummary>& runs);

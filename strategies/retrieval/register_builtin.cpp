@@ -6,6 +6,7 @@
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
 #include "strategies/retrieval/rrf_mixture.h"
+#include "strategies/retrieval/mukv_semi_hierarchical.h"
 
 namespace svqa {
 
@@ -14,6 +15,8 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
   using Rule = TimeBaseline::Rule;
   registry.add<InternalRetrievalOptions>("internal", "ReKV: per-layer mean question query vs. each block's mean key",
       [](const InternalRetrievalOptions& o) { return std::make_unique<InternalRetrieval>(o); }, SVQA_HERE);
+  registry.add<MukvRetrievalOptions>("mukv_semi_hierarchical", "MuKV: one question vector, per-granularity cosine, segment-context rerank",
+      [](const MukvRetrievalOptions& o) { return std::make_unique<MukvRetrieval>(o); }, SVQA_HERE);
   registry.add<ExternalRetrievalOptions>("external", "ReKV's external baseline: SigLIP frame/question cosine",
       [](const ExternalRetrievalOptions& o) { return std::make_unique<ExternalRetrieval>(o); }, SVQA_HERE);
   registry.add<RrfMixtureOptions>("rrf_mixture", "Mem-Stream: per-layer RRF of internal and external (PE-Core/CLIP) rankings",

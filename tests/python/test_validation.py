@@ -1,0 +1,72 @@
+"""Validation before running: cross-field rules fail `svqa validate`, the grid's pre-check and
+`svqa run` before anything is written, each with FILE:LINE:COL and the key; `--set SECTION.type`
+gives the new type's defaults; the `--set 'retrieval={…}'` of docs/configuration.md."""
+
+import subprocess
+
+
+def svqa(svqa_bin, root, *args):
+    return subprocess.run([str(svqa_bin), *args], cwd=root, capture_output=True, text=True, timeout=60)
+
+
+CROSS = "retrieval.options.chunk_size: must divide retrieve_size (8)"
+
+
+def test_validate_and_run_reject_a_cross_field_error_before_writing(svqa_bin, root, tmp_path):
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"_base_: {root}/experiments/demo.yaml\n"
+                   f"output: {{dir: {tmp_path / 'results'}}}\n"
+                   "retrieval:\n"
+                   "  options: {chunk_size: 3}\n")
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 2 and r.stderr == f"{exp}:4:25: {CROSS}\n"
+    r = svqa(svqa_bin, root, "run", str(exp))
+    assert r.returncode == 2 and r.stderr == f"{exp}:4:25: {CROSS}\n"
+    assert not (tmp_path / "results").exists()  # nothing written
+
+
+def test_grid_precheck_rejects_a_cross_field_error_in_any_run(svqa_bin, root, tmp_path):
+    exp = tmp_path / "grid.yaml"
+    exp.write_text(f"_base_: {root}/experiments/demo.yaml\n"
+                   f"output: {{dir: {tmp_path / 'results'}}}\n"
+                   "grid:\n"
+                   "  axes:\n"
+                   "    retrieval.options.chunk_size: [1, 2, 3]\n")
+    want = f"{exp}:5:42: {CROSS} (run demo__chunk_size=3)\n"
+    r = svqa(svqa_bin, root, "grid", str(exp))
+    assert r.returncode == 2 and r.stderr == want
+    assert not (tmp_path / "results").exists()  # no run started
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 2 and r.stderr == want
+
+
+def test_set_type_gives_the_new_types_defaults(svqa_bin, root):
+    # demo.yaml: internal with retrieve_size 8, chunk_size 1, similarity dot; external has no `similarity`.
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
+             "--set", "retrieval.options.model=exports/siglip", "--set", "retrieval.type=external")
+    assert r.returncode == 0, r.stderr
+    section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
+    assert "type: external" in section and "model: exports/siglip" in section  # --set options apply in any order
+    assert "retrieve_size" not in section and "similarity" not in section  # internal's options from the file: gone
+
+
+def test_set_a_whole_section_as_documented(svqa_bin, root):
+    # docs/configuration.md, "Overrides": the same command.
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
+             "--set", "retrieval={type: recent, options: {frames: 8}}")
+    assert r.returncode == 0, r.stderr
+    section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
+    assert "type: recent" in section and "frames: 8" in section and "retrieve_size" not in section
+
+
+def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
+    doc = (root / "docs" / "configuration.md").read_text()
+    block = doc.split("## Inheritance")[1].split("```yaml\n")[1].split("```")[0]
+    (tmp_path / "demo.yaml").write_text((root / "experiments" / "demo.yaml").read_text())
+    (tmp_path / "recent_32.yaml").write_text(block)
+    r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump")
+    assert r.returncode == 0, r.stderr
+    retrieval = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
+    assert "type: recent" in retrieval and "frames: 32" in retrieval and "retrieve_size" not in retrieval
+    encoding = r.stdout.split("encoding:")[1].split("\nretrieval:")[0]
+    assert "n_local: 240" in encoding and "type: rekv_sliding_window" in encoding
