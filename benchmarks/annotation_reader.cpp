@@ -176,4 +176,12 @@ const nlohmann::json* AnnotationReader::list(const nlohmann::json& o, const std:
   return v;
 }
 
+void UniqueIds::add(AnnotationReader& r, const std::string& scope, const std::string& id, const std::string& at) {
+  const auto [it, added] = first_at_.emplace(std::make_pair(scope, id), at);
+  if (!added)
+    r.fatal(at, "question id " + nlohmann::json(id).dump() + " repeats the one at " + it->second +
+                    (scope.empty() ? "" : " (stream " + nlohmann::json(scope).dump() + ")") +
+                    ": ids must be unique, or the second question is never asked and is scored with the first one's answer");
+}
+
 }  // namespace svqa

@@ -2,6 +2,7 @@
 // Reads an annotation file's records and their fields, recording every problem as a LoadProblem
 // "FILE: [i].field: what was expected" instead of stopping at the first one.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,18 @@ class AnnotationReader {
 
   std::string file_;
   std::vector<LoadProblem>& problems_;
+};
+
+// Question ids seen so far, for the rule that an id names one question: records, resuming and scores
+// are keyed by (stream, id), so a repeated id would never be asked and would be scored with the
+// first one's answer. A repeat is a fatal problem naming both records.
+class UniqueIds {
+ public:
+  // `scope`: where ids must be unique ("" for the whole file, else a stream id); `at`: the id's field.
+  void add(AnnotationReader& r, const std::string& scope, const std::string& id, const std::string& at);
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::string> first_at_;
 };
 
 // "[3].questions[1]" style paths.

@@ -9,6 +9,7 @@ std::vector<Stream> CgBench::load(std::vector<LoadProblem>& problems) {
   const nlohmann::json j = r.read_json_list("questions");
   std::vector<Stream> out;
   std::map<std::string, size_t> stream_of_video;
+  UniqueIds ids;  // CG-Bench's qid names a question in the whole file
   for (size_t i = 0; i < j.size(); ++i) {
     const auto& jq = j[i];
     const std::string at = at_index("", i);
@@ -25,6 +26,7 @@ std::vector<Stream> CgBench::load(std::vector<LoadProblem>& problems) {
     q.category = r.text(jq, at, "sub_category").value_or("");
     if (const auto domain = r.text(jq, at, "domain", false)) q.tags["domain"] = *domain;
     if (r.fatal_count() != fatal_before) continue;
+    ids.add(r, "", q.id, at_key(at, "qid"));
     if (q.options.size() < 2 || q.options.size() > 8)
       r.note(at_key(at, "choices"), std::to_string(q.options.size()) + " options (CG-Bench has 5 to 8)");
     if (right->size() != 1 || (*right)[0] < 'A' || size_t((*right)[0] - 'A') >= q.options.size()) {

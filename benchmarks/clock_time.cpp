@@ -34,7 +34,11 @@ std::optional<double> clock_seconds(const std::string& s) {
   const auto parts = clock_parts(s);
   if (!parts || parts->size() > 3) return std::nullopt;
   double seconds = 0;
-  for (const auto& p : *parts) seconds = seconds * 60 + std::stod(p);
+  for (const auto& p : *parts) {
+    if (p.size() > 9) return std::nullopt;  // past kMaxClockSeconds whatever its place
+    seconds = seconds * 60 + std::stod(p);
+  }
+  if (seconds > kMaxClockSeconds) return std::nullopt;
   return seconds;
 }
 

@@ -13,7 +13,10 @@ namespace svqa {
 std::optional<std::vector<std::string>> clock_parts(const std::string& s);
 
 // Σ int(part)·60^i over the parts from the right: the rule of StreamingBench's and LVBench's code,
-// so "0:04:13" → 253, "04:13" → 253, "00:24" → 24 (MM:SS), "00:12450" → 12450.
+// so "0:04:13" → 253, "04:13" → 253, "00:24" → 24 (MM:SS), "00:12450" → 12450. nullopt as well past
+// kMaxClockSeconds (a stamp of 10^23 hours is a broken file, not a time: it overflowed to a negative
+// number where it was printed).
+inline constexpr double kMaxClockSeconds = 1e7;  // 115 days
 std::optional<double> clock_seconds(const std::string& s);
 
 // "A - B" or "A-B", optionally in brackets ("[…]", or closed by a full-width "】"): both ends.

@@ -26,6 +26,7 @@ std::vector<Stream> EgoSchema::load(std::vector<LoadProblem>& problems) {
     rules.video_root = options_.video_root;
     out = read_rekv_json(r, rules);
   } else {
+    UniqueIds ids;  // q_uid names a question (and its video) in the whole file
     for (size_t i = 0; i < j.size(); ++i) {
       const auto& jq = j[i];
       const std::string at = at_index("", i);
@@ -36,6 +37,7 @@ std::vector<Stream> EgoSchema::load(std::vector<LoadProblem>& problems) {
       q.text = r.text(jq, at, "question").value_or("");
       for (int k = 0; k < 5; ++k) q.options.push_back(r.text(jq, at, ("option " + std::to_string(k)).c_str()).value_or(""));
       if (r.fatal_count() != fatal_before) continue;
+      ids.add(r, "", q.id, at_key(at, "q_uid"));
       out.push_back({q.id, resolve_video(options_.video_root, r.file(), q.id + options_.video_extension, 0), {}, 0});
       out.back().questions.push_back(std::move(q));
     }

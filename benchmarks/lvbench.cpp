@@ -34,6 +34,7 @@ std::vector<Stream> LvBench::load(std::vector<LoadProblem>& problems) {
   AnnotationReader r(options_.annotations, problems);
   const std::vector<nlohmann::json> videos = r.read_records();
   std::vector<Stream> out;
+  UniqueIds ids;  // LVBench's uid names a question in the whole file
   for (size_t v = 0; v < videos.size(); ++v) {
     const auto& jv = videos[v];
     const std::string at = at_index("", v);
@@ -55,6 +56,7 @@ std::vector<Stream> LvBench::load(std::vector<LoadProblem>& problems) {
       q.categories = r.texts(jq, qat, "question_type").value_or(std::vector<std::string>{});
       const auto reference = r.text(jq, qat, "time_reference", false);
       if (r.fatal_count() != fatal_before) continue;
+      ids.add(r, "", q.id, at_key(qat, "uid"));
       if (!split_options(*text, q.text, q.options)) {
         r.fatal(at_key(qat, "question"), "expected the question, then one line per option: \"(A) …\", \"(B) …\", …");
         continue;

@@ -112,8 +112,9 @@ PredictionRecord prediction_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) fail("(line)", "expected a JSON object");
   PredictionRecord r;
   const char* id_key = j.contains("question_id") ? "question_id" : "id";
-  if (!j.contains(id_key) || !(j[id_key].is_string() || j[id_key].is_number_integer()))
-    fail("question_id", "missing (expected \"question_id\" or \"id\": a string or an integer)");
+  if (!j.contains(id_key)) fail("question_id", "missing (expected \"question_id\" or \"id\": a string or an integer)");
+  if (!j[id_key].is_string() && !j[id_key].is_number_integer())
+    fail(id_key, "expected a string or an integer, got " + j[id_key].dump());
   r.question_id = id_text(j[id_key]);
   if (j.contains("stream")) {
     if (!j["stream"].is_string() && !j["stream"].is_number_integer()) fail("stream", "expected a string");

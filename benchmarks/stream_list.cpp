@@ -1,6 +1,7 @@
 #include "benchmarks/stream_list.h"
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <stdexcept>
 
@@ -25,6 +26,7 @@ std::vector<Stream> StreamList::streams() {
   };
   if (!j.is_object() || !j.contains("streams") || !j["streams"].is_array()) fail("streams", "expected a list");
   std::vector<Stream> out;
+  std::map<std::string, std::string> stream_at;  // id → where; and per stream, question id → where
   for (size_t s = 0; s < j["streams"].size(); ++s) {
     const auto& js = j["streams"][s];
     const std::string where = "streams[" + std::to_string(s) + "]";
@@ -37,12 +39,21 @@ std::vector<Stream> StreamList::streams() {
       return o[key].get<std::string>();
     };
     Stream stream{text(js, "id", where, true), (root / text(js, "video", where, true)).string(), {}};
+    // Records, resuming and scores are keyed by (stream, question id): a repeat would never be asked.
+    const auto repeat = [&](const std::string& kind, const std::string& id, const std::string& first) {
+      fail(kind, nlohmann::json(id).dump() + " repeats " + first +
+                     ": ids must be unique, or the second one is never asked and is scored with the first one's answer");
+    };
+    if (const auto [it, added] = stream_at.emplace(stream.id, where + ".id"); !added) repeat(where + ".id", stream.id, it->second);
     if (!js.contains("questions") || !js["questions"].is_array()) fail(where + ".questions", "expected a list");
+    std::map<std::string, std::string> question_at;
     for (size_t q = 0; q < js["questions"].size(); ++q) {
       const auto& jq = js["questions"][q];
       const std::string at = where + ".questions[" + std::to_string(q) + "]";
       Question question;
       question.id = text(jq, "id", at, true);
+      if (const auto [it, added] = question_at.emplace(question.id, at + ".id"); !added)
+        repeat(at + ".id", question.id, it->second);
       question.text = text(jq, "question", at, true);
       if (!jq.contains("time") || !jq["time"].is_number() || jq["time"].get<double>() < 0)
         fail(at + ".time", "expected seconds ≥ 0");

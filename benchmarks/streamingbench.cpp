@@ -21,8 +21,9 @@ std::string clock_text(double seconds) {
 
 StampReading read_streamingbench_stamp(const std::string& stamp, const std::string& malformed_stamps) {
   const auto parts = clock_parts(stamp);
-  if (!parts || parts->size() > 3) return {std::nullopt, ""};
-  const double official = *clock_seconds(stamp);
+  const auto read = clock_seconds(stamp);
+  if (!parts || !read) return {std::nullopt, ""};
+  const double official = *read;
   const std::string& last = parts->back();
   if (parts->size() > 1 && last.size() > 2) {  // "00:12450": the seconds run into the minutes
     if (malformed_stamps == "drop") return {std::nullopt, "malformed time_stamp \"" + stamp + "\": question dropped"};
@@ -97,7 +98,8 @@ std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
       if (!t.note.empty()) r.note(at_key(qat, "time_stamp"), t.note);
       if (!t.seconds) {
         if (t.note.empty())
-          r.fatal(at_key(qat, "time_stamp"), "expected H:MM:SS or MM:SS, got " + nlohmann::json(*stamp).dump());
+          r.fatal(at_key(qat, "time_stamp"),
+                  "expected H:MM:SS or MM:SS (below 10^7 s), got " + nlohmann::json(*stamp).dump());
         continue;
       }
       q.time = *t.seconds;

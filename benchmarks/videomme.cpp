@@ -50,6 +50,7 @@ std::vector<Stream> VideoMme::load(std::vector<LoadProblem>& problems) {
 
   std::vector<Stream> out;
   std::map<std::string, size_t> stream_of_video;
+  UniqueIds ids;  // Video-MME's question_id ("001-1") names a question in the whole file
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& rec = records[i];
     const std::string at = at_index("", i);
@@ -67,6 +68,7 @@ std::vector<Stream> VideoMme::load(std::vector<LoadProblem>& problems) {
     auto add = [&](const nlohmann::json& jq, const std::string& qat) {
       Question q;
       if (!read_question(r, jq, qat, q)) return;
+      ids.add(r, "", q.id, at_key(qat, "question_id"));
       q.tags["duration"] = *duration;
       if (domain) q.tags["domain"] = *domain;
       if (sub_category) q.tags["sub_category"] = *sub_category;

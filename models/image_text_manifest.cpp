@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/safe_paths.h"
+
 namespace svqa {
 namespace {
 
@@ -43,7 +45,9 @@ class Reader {
     return v.get<bool>();
   }
   std::string file(const json& files, const std::string& key, const std::string& dir) const {
-    const fs::path p = fs::path(dir) / string(files, key);
+    const std::string rel = string(files, key);
+    if (!stays_inside(rel)) fail(key, "\"" + rel + "\" is not a path inside the export folder");
+    const fs::path p = fs::path(dir) / rel;
     if (!fs::exists(p))
       throw std::runtime_error(p.string() + ": missing (listed in " + file_ + " as " + key + "; re-run the export)");
     return p.string();

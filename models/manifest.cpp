@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/safe_paths.h"
+
 namespace svqa {
 namespace {
 
@@ -52,6 +54,8 @@ class ManifestReader {
 }  // namespace
 
 std::string Manifest::path(const std::string& rel, const std::string& key) const {
+  if (!stays_inside(rel))
+    throw std::runtime_error(dir + "/manifest.json: " + key + ": \"" + rel + "\" is not a path inside the export folder");
   const fs::path p = fs::path(dir) / rel;
   if (!fs::exists(p))
     throw std::runtime_error(p.string() + ": missing (listed in " + dir + "/manifest.json as " + key +

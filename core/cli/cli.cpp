@@ -12,11 +12,11 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
-#include "core/io/atomic_file.h"
 #include "core/cli/cli_commands.h"
 #include "core/config/config_node.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
+#include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
 #include "models/tokenizer.h"
 #include "models/torch_error.h"
@@ -127,7 +127,7 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
   const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
-  write_file_atomically(dir + "/config.yaml", to_yaml(cfg.resolved));
+  const RunFolder folder(dir, cfg.resolved, "svqa run " + args->path);  // locked; config written only if new
   apply_runtime(cfg.header.runtime);
   at::InferenceMode inference;
   const int errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));

@@ -11,13 +11,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "core/io/atomic_file.h"
 #include "core/cli/cli_commands.h"
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
 #include "core/run/progress.h"
+#include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
+#include "models/torch_error.h"
 
 namespace svqa {
 
@@ -56,6 +57,7 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   const std::string grid_name = std::filesystem::path(path).stem().string();
 
   int errors = 0;
+  std::vector<std::string> failed;  // "run name: why", one per run that stopped
   at::InferenceMode inference;
   int64_t my_runs = 0;
   for (size_t i = 0; i < runs.size(); ++i) my_runs += static_cast<int64_t>(i) % shard.second == shard.first;
@@ -69,16 +71,32 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
     }
     if (!mine) continue;
     std::cout << "== run " << i + 1 << "/" << runs.size() << ": " << runs[i].name << "\n";
-    write_file_atomically(dir + "/config.yaml", to_yaml(runs[i].config));
-    apply_runtime(configs[i].header.runtime);
-    errors += run_streams(configs[i], registries, dir, std::cout, isatty(STDOUT_FILENO));
+    // A run that fails (its export missing, its folder held by another svqa, ...) does not stop the others.
+    std::string why;
+    try {
+      const RunFolder folder(dir, runs[i].config, "svqa grid " + path);
+      apply_runtime(configs[i].header.runtime);
+      errors += run_streams(configs[i], registries, dir, std::cout, isatty(STDOUT_FILENO));
+    } catch (const c10::Error& e) {
+      why = torch_error_line(e);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      failed.push_back(runs[i].name + ": " + why);
+      std::cout << "== run " << i + 1 << " failed: " << why << "\n";
+    }
     std::cout << "== runs of this " << (shard.second > 1 ? "shard " : "grid ") << progress.step() << "\n";
   }
   if (!args.count("list"))
     std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << out_root << "/" << grid_name
               << (shard.second > 1 ? " (shard " + std::to_string(shard.first) + "/" + std::to_string(shard.second) + ")" : "")
               << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
-  return 0;
+  if (failed.empty()) return 0;
+  std::cerr << "svqa grid: " << failed.size() << " of " << my_runs
+            << " runs failed (rerun the grid to retry them; the others are kept):\n";
+  for (const auto& f : failed) std::cerr << "  " << f << "\n";
+  return 1;
 }
 
 }  // namespace svqa

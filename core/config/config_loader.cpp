@@ -65,6 +65,8 @@ static ConfigNode load_with_bases(const fs::path& path, std::vector<fs::path>& c
       fs::path base = (path.parent_path() / b->scalar).lexically_normal();
       if (!fs::exists(base))
         throw ConfigError(b->loc, kBase, "file not found: '" + b->scalar + "' (looked for " + base.string() + ")");
+      if (fs::is_directory(base))  // it would read as an empty file and be merged as nothing
+        throw ConfigError(b->loc, kBase, "'" + b->scalar + "' is a directory (" + base.string() + "), expected a YAML file");
       fs::path canonical = fs::canonical(base);
       for (const auto& seen : chain)
         if (seen == canonical) {

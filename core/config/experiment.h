@@ -51,8 +51,10 @@ struct StreamOptions {
     s.field("position_policy", &StreamOptions::position_policy,
             "contiguous: retrieved blocks re-positioned back to back (ReKV); original: encode positions kept (MuKV)")
         .one_of({"contiguous", "original"});
-    s.field("max_new_tokens", &StreamOptions::max_new_tokens, "greedy decoding limit (ReKV: 16 multiple choice, 256 open)")
-        .min(1);
+    s.field("max_new_tokens", &StreamOptions::max_new_tokens,
+            "greedy decoding limit (ReKV: 16 multiple choice, 256 open); at most 4096, so a run always ends")
+        .min(1)
+        .max(4096);
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);
@@ -102,7 +104,9 @@ struct ExperimentHeader {
   StreamOptions stream;
   JudgeOptions judge;
   static void declare(Schema<ExperimentHeader>& s) {
-    s.field("name", &ExperimentHeader::name, "experiment name; defaults to the file name without .yaml");
+    s.field("name", &ExperimentHeader::name, "experiment name, the results folder's; defaults to the file name without .yaml")
+        .matches(R"((?!\.\.?$)[^/\\\x00-\x1f\x7f]{1,200})",
+                 "a folder name: 1 to 200 bytes, no '/', '\\' or control characters, not '.' or '..'");
     s.field("description", &ExperimentHeader::description, "free text shown in reports");
     s.field("runtime", &ExperimentHeader::runtime, "device, dtype, threads, seed");
     s.field("output", &ExperimentHeader::output, "where results go");

@@ -7,6 +7,7 @@
 
 #include "core/config/config_loader.h"
 #include "core/config/schema.h"
+#include "core/io/safe_paths.h"
 
 namespace svqa {
 namespace {
@@ -64,10 +65,10 @@ Axis read_axis(const ConfigEntry& a) {
                           "expected a name of letters, digits and _ . + - (it names the run's directory), got " +
                               label->describe());
       v = {*value, label->scalar, true};
-    } else if (item.is_scalar()) {
-      v.shown = item.scalar;
+    } else if (item.is_scalar()) {  // a safe path component ("a/../../x" → "a_.._.._x"): the folder stays in the grid's
+      v.shown = safe_path_component(item.scalar);
     } else if (const ConfigNode* type = item.is_map() ? item.find("type") : nullptr; type && type->is_scalar()) {
-      v.shown = type->scalar;
+      v.shown = safe_path_component(type->scalar);
     } else {
       v.shown = "#" + std::to_string(i);
     }

@@ -19,7 +19,7 @@ struct RuntimeOptions {
 
   static void declare(Schema<RuntimeOptions>& s) {
     s.field("device", &RuntimeOptions::device, "torch device the model and attention run on")
-        .matches("cpu|cuda|cuda:[0-9]+|mps", "cpu, cuda, cuda:N or mps");
+        .matches("cpu|cuda|cuda:(0|[1-9][0-9]{0,2})|mps", "cpu, cuda, cuda:N (N < 1000) or mps");
     s.field("dtype", &RuntimeOptions::dtype, "dtype of weights and activations")
         .one_of({"float32", "float16", "bfloat16"});
     s.field("threads", &RuntimeOptions::threads, "CPU threads for torch's intra-op parallelism; 0 = torch's default")

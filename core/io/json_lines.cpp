@@ -1,11 +1,15 @@
 #include "core/io/json_lines.h"
 
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 namespace svqa {
 
 JsonLinesFile read_json_lines(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))  // would open and read as an empty file
+    throw std::runtime_error(path + ": is a directory, expected a JSON Lines file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read");
   JsonLinesFile file;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/io/format.h"
+#include "models/torch_error.h"
 
 namespace svqa {
 namespace {
@@ -53,6 +54,8 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     // The one place the encoder hears of a question before retrieval reads the bank.
     step.encoder.before_question(step.backbone, info, bank);
     a = answer_question(step.backbone, step.encoder, bank, step.retrieval, info, prompt_for(step, q), step.options);
+  } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
+    return error_record(stream_id, q, torch_error_line(e));
   } catch (const std::exception& e) {
     return error_record(stream_id, q, e.what());
   }

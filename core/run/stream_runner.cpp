@@ -4,6 +4,7 @@
 
 #include "core/engine/benchmark.h"
 #include "core/io/format.h"
+#include "core/io/safe_paths.h"
 #include "core/run/frame_supply.h"
 #include "core/run/prediction_log.h"
 #include "core/run/progress.h"
@@ -50,14 +51,15 @@ class StreamRunner {
         dir_(dir),
         log_(log),
         live_progress_(live_progress),
+        // The annotations first: a bad file (a repeated question id, ...) fails before the model loads.
+        benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
+        streams_(benchmark_->streams()),
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
                                              cfg.header.runtime)),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options)),
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options)),
-        benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(dir + "/predictions.jsonl"),
-        streams_(benchmark_->streams()),
         judge_(make_run_judge(cfg.header.judge, streams_, dir)) {}
 
   int run() {
@@ -128,7 +130,7 @@ class StreamRunner {
   MemoryBankOptions bank_options(const Stream& stream) const {
     const auto& so = cfg_.header.stream;
     return {backbone_->num_layers(), backbone_->device(), so.ram_budget_mb < 0 ? -1 : so.ram_budget_mb * (int64_t{1} << 20),
-            so.spill_dir.empty() ? dir_ + "/spill/" + stream.id : so.spill_dir + "/" + stream.id};
+            (so.spill_dir.empty() ? dir_ + "/spill/" : so.spill_dir + "/") + safe_path_component(stream.id)};
   }
 
   // Writes one record and logs it.
@@ -147,13 +149,13 @@ class StreamRunner {
   const std::string dir_;
   std::ostream& log_;
   const bool live_progress_;
+  std::unique_ptr<Benchmark> benchmark_;
+  const std::vector<Stream> streams_;
   std::unique_ptr<Backbone> backbone_;
   std::unique_ptr<EncodingStrategy> encoder_;
   std::unique_ptr<RetrievalStrategy> retrieval_;
-  std::unique_ptr<Benchmark> benchmark_;
   const Prompts prompts_;
   PredictionLog predictions_;
-  const std::vector<Stream> streams_;
   RunJudge judge_;
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;

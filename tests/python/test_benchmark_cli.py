@@ -171,3 +171,53 @@ stream: {{fps: 0.5, max_new_tokens: 4}}
     assert r.returncode == 0, r.stderr
     assert "| **overall** | 2 |" in r.stdout and "1 errored" in r.stdout
     assert "retrieval recall" in r.stdout
+
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
+REPEATS = ": ids must be unique, or the second {} is never asked and is scored with the first one's answer"
+
+
+def test_repeated_question_ids_are_errors_naming_both_records(svqa_bin, root):
+    """The audit: accepted silently; the second question was never asked, yet scored with the first's answer."""
+    cg = FIXTURES / "duplicate_qid.cgbench.json"
+    r = svqa(svqa_bin, root, "benchmark", "inspect", "cgbench", str(cg))
+    assert r.returncode == 1
+    assert f'error: {cg}: [2].qid: question id "7" repeats the one at [0].qid' + REPEATS.format("question") in r.stdout
+    streams = FIXTURES / "duplicate_ids.streams.json"
+    r = svqa(svqa_bin, root, "benchmark", "inspect", "stream_list", str(streams))
+    assert r.returncode == 1
+    assert r.stderr == (f'svqa benchmark: error: {streams}: streams[0].questions[2].id: "q1" repeats '
+                        f'streams[0].questions[0].id' + REPEATS.format("one") + "\n")
+
+
+def test_a_run_on_repeated_ids_stops_before_answering(svqa_bin, root, tmp_path, tiny_export):
+    import numpy as np
+    from experiment_files import write_experiment
+
+    np.save(tmp_path / "clip.npy", np.zeros((4, 48, 48, 3), np.uint8))
+    (tmp_path / "streams.json").write_text((FIXTURES / "duplicate_ids.streams.json").read_text())
+    write_experiment(tmp_path / "exp.yaml", "dup", tiny_export("llava_onevision"), tmp_path / "streams.json")
+    r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1
+    assert r.stderr == (f'svqa run: error: {tmp_path / "streams.json"}: streams[0].questions[2].id: "q1" repeats '
+                        f'streams[0].questions[0].id' + REPEATS.format("one") + "\n")
+    assert not (tmp_path / "out" / "dup" / "predictions.jsonl").exists()
+
+
+def test_a_time_stamp_past_any_video_is_an_error_not_a_negative_time(svqa_bin, root):
+    path = FIXTURES / "huge_time_stamp.streamingbench.json"
+    r = svqa(svqa_bin, root, "benchmark", "inspect", "streamingbench", str(path))
+    assert r.returncode == 1
+    assert (f'error: {path}: [0].questions[0].time_stamp: expected H:MM:SS or MM:SS (below 10^7 s), got '
+            '"99999999999999999999999:00"') in r.stdout
+    assert "-2562047788015215" not in r.stdout  # the audit: the stamp overflowed to a negative time
+
+
+def test_score_refuses_a_directory_and_a_fractional_question_id(svqa_bin, root, samples, tmp_path):
+    cg = str(samples / "cgbench_mini.sample.json")
+    r = svqa(svqa_bin, root, "score", "cgbench", cg, str(tmp_path))  # the audit: exit 0, 0 predictions
+    assert (r.returncode, r.stderr) == (1, f"svqa score: error: {tmp_path}: is a directory, expected a JSON Lines file\n")
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"question_id": 1.5, "prediction": "A"}])
+    r = svqa(svqa_bin, root, "score", "cgbench", cg, str(preds))
+    assert (r.returncode, r.stderr) == (1, f"svqa score: error: {preds}:1: question_id: expected a string or an integer, "
+                                           "got 1.5\n")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 import numpy as np
+from experiment_files import write_experiment
 from tokenizers import Tokenizer
 
 QUESTION = "What is the color of the object?"
@@ -64,14 +65,8 @@ def test_run_records_an_answer_cut_mid_character_with_its_ids(svqa_bin, tiny_exp
         {"id": "clip", "video": "clip.npy", "questions": [{"id": "q1", "time": 1.0, "question": QUESTION},
                                                           {"id": "q2", "time": 1.5, "question": QUESTION,
                                                            "options": ["red", "blue"], "answer": "red"}]}]}))
-    (tmp_path / "exp.yaml").write_text(f"""
-name: cut
-backbone: {{type: torchscript, options: {{export: {tmp_path / 'cut'}}}}}
-encoding: {{type: rekv_sliding_window}}
-retrieval: {{type: full_context}}
-benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
-stream: {{fps: 2, max_new_tokens: 5}}
-""")
+    write_experiment(tmp_path / "exp.yaml", "cut", tmp_path / "cut", tmp_path / "streams.json",
+                     stream="{fps: 2, max_new_tokens: 5}")
     r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml", "--out", tmp_path / "results"], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr  # was: the record writer's invalid UTF-8 error ended the run

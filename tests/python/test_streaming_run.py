@@ -129,16 +129,11 @@ def test_a_zero_height_npy_stream_errors_that_stream_only(tmp_path, svqa_bin, ti
     streams = {"streams": [{"id": "zero", "video": str(zero), "questions": [{"id": "z1", **question}]},
                            {"id": "good", "video": "good.npy", "questions": [{"id": "g1", **question}]}]}
     (tmp_path / "streams.json").write_text(json.dumps(streams))
-    (tmp_path / "exp.yaml").write_text(f"""
-name: zero
-backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
-encoding: {{type: rekv_sliding_window}}
-retrieval: {{type: full_context}}
-benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
-stream: {{fps: 2, max_new_tokens: 2}}
-output: {{dir: {tmp_path / 'results'}}}
-""")
-    r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml"], capture_output=True, text=True)
+    from experiment_files import write_experiment
+
+    write_experiment(tmp_path / "exp.yaml", "zero", tiny_export("llava_onevision"), tmp_path / "streams.json")
+    r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml", "--out", tmp_path / "results"], capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr
     lines = (tmp_path / "results" / "zero" / "predictions.jsonl").read_text().splitlines()
     recs = {x["question_id"]: x for x in map(json.loads, lines)}

@@ -1,0 +1,87 @@
+#include "core/run/run_folder.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/config/config_diff.h"
+#include "core/io/atomic_file.h"
+
+namespace svqa {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Who holds the lock, as the lock file says: "pid 123 on host since 2025-01-01 10:00:00 (svqa run x.yaml)".
+std::string holder_line(const std::string& command) {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  return "pid " + std::to_string(getpid()) + " on " + host + " since " + when + " (" + command + ")";
+}
+
+bool has_answers(const std::string& predictions) {
+  std::error_code ec;
+  return fs::exists(predictions, ec) && fs::file_size(predictions, ec) > 0;
+}
+
+}  // namespace
+
+RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command) {
+  fs::create_directories(dir);
+  const std::string lock = dir + "/run.lock";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) throw std::runtime_error(lock + ": cannot open: " + std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int why = errno;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (why != EWOULDBLOCK) throw std::runtime_error(lock + ": cannot lock: " + std::strerror(why));
+    std::string holder = read_all(lock);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    throw std::runtime_error(dir + ": in use by another svqa (" + (holder.empty() ? "holder unknown" : holder) +
+                             "); wait for it to finish or use another --out");
+  }
+  const std::string who = holder_line(command) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()))
+    throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
+
+  const std::string config = dir + "/config.yaml";
+  const std::string now = to_yaml(resolved);
+  const bool answered = has_answers(dir + "/predictions.jsonl");
+  if (fs::exists(config)) {
+    if (read_all(config) == now) return;
+    const auto difference = first_config_difference(parse_yaml_file(config), resolved);
+    if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
+    if (answered)
+      throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
+                               "); rerun with that config to resume, or use another --out or name");
+  } else if (answered) {
+    throw std::runtime_error(dir + ": holds predictions.jsonl but no config.yaml, so which config made them is "
+                             "unknown; use another --out or name");
+  }
+  write_file_atomically(config, now);
+}
+
+RunFolder::~RunFolder() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+}  // namespace svqa

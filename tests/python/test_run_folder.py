@@ -1,0 +1,135 @@
+"""A results folder holds the answers of one config (the audit's items 1–4): a rerun with another
+config is refused naming the first key that differs (config.yaml written only when new); two svqa on
+one folder cannot both run (flock, naming the holder); names and grid values never lead outside
+--out, manifest paths never outside the export; a grid goes on after a run that fails."""
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from experiment_files import write_experiment
+
+
+@pytest.fixture
+def setup(tmp_path, tiny_export):
+    np.save(tmp_path / "clip.npy", np.random.default_rng(0).integers(0, 256, (4, 48, 48, 3), dtype=np.uint8))
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": [
+        {"id": "clip", "video": "clip.npy", "questions": [{"id": "q1", "time": 1.0, "question": "What?"}]}]}))
+    write_experiment(tmp_path / "exp.yaml", "folder", tiny_export("llava_onevision"), tmp_path / "streams.json",
+                     retrieval="{type: internal, options: {retrieve_size: 4}}")
+    return tmp_path
+
+
+def run(svqa_bin, root, *extra):
+    return subprocess.run([svqa_bin, "run", root / "exp.yaml", "--out", root / "out", *extra], capture_output=True,
+                          text=True)
+
+
+def test_a_folder_with_answers_of_another_config_is_refused(svqa_bin, setup):
+    r = run(svqa_bin, setup)
+    assert r.returncode == 0, r.stderr
+    folder = setup / "out" / "folder"
+    config, predictions = folder / "config.yaml", folder / "predictions.jsonl"
+    before = config.read_bytes(), config.stat().st_mtime_ns, predictions.read_bytes()
+
+    # The audit: this "resumed" (all answered) and labelled answers made with 4 blocks as made with 2.
+    r = run(svqa_bin, setup, "--set", "retrieval.options.retrieve_size=2")
+    assert r.returncode == 1
+    assert r.stderr == (f"svqa run: error: {config}: its answers were made with another config "
+                        "(retrieval.options.retrieve_size: 4 there, 2 now); rerun with that config to resume, or use "
+                        "another --out or name\n")
+    # A rerun that would fail at run time no longer replaces the config either.
+    r = run(svqa_bin, setup, "--set", f"backbone.options.export={setup / 'nowhere'}")
+    assert r.returncode == 1 and "backbone.options.export: " in r.stderr and "there" in r.stderr
+    # The same config resumes, and config.yaml is not written again.
+    r = run(svqa_bin, setup)
+    assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
+    assert (config.read_bytes(), config.stat().st_mtime_ns, predictions.read_bytes()) == before
+
+    # A folder with no answer yet takes the new config (a first run that failed before answering).
+    predictions.unlink()
+    r = run(svqa_bin, setup, "--set", "retrieval.options.retrieve_size=2")
+    assert r.returncode == 0, r.stderr
+    assert "retrieve_size: 2" in config.read_text()
+
+
+def test_a_folder_in_use_is_refused_naming_the_holder(svqa_bin, setup):
+    folder = setup / "out" / "folder"
+    folder.mkdir(parents=True)
+    with open(folder / "run.lock", "w") as held:  # another svqa's lock: flock is per process
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 4242 on node7 since 2025-01-01 10:00:00 (svqa run exp.yaml)\n")
+        held.flush()
+        r = run(svqa_bin, setup)
+        assert r.returncode == 1
+        assert r.stderr == (f"svqa run: error: {folder}: in use by another svqa (pid 4242 on node7 since 2025-01-01 "
+                            "10:00:00 (svqa run exp.yaml)); wait for it to finish or use another --out\n")
+        assert not (folder / "predictions.jsonl").exists() and not (folder / "config.yaml").exists()
+    r = run(svqa_bin, setup)  # released: it runs, and the lock file names this run while it holds it
+    assert r.returncode == 0, r.stderr
+    assert f"(svqa run {setup / 'exp.yaml'})" in (folder / "run.lock").read_text()
+
+
+def test_two_runs_on_one_folder_answer_each_question_once(svqa_bin, setup):
+    """The audit: two svqa run on one folder wrote 78 records for 39 questions."""
+    procs = [subprocess.Popen([svqa_bin, "run", setup / "exp.yaml", "--out", setup / "out"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate() + (p.returncode,) for p in procs]
+    assert sorted(rc for _, _, rc in results) in ([0, 0], [0, 1])  # the second either waits its turn or is refused
+    for out, err, rc in results:
+        if rc == 1:
+            assert "in use by another svqa (pid " in err
+    lines = (setup / "out" / "folder" / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+
+
+def test_names_and_grid_values_stay_inside_out(svqa_bin, setup):
+    r = run(svqa_bin, setup, "--set", "name=../../escaped")
+    assert r.returncode == 2
+    assert r.stderr.endswith('name: expected a folder name: 1 to 200 bytes, no \'/\', \'\\\' or control characters, '
+                             'not \'.\' or \'..\', got "../../escaped"\n'), r.stderr
+    assert not (setup / "escaped").exists() and not (setup.parent / "escaped").exists()
+
+    grid = setup / "grid.yaml"
+    grid.write_text(f"_base_: exp.yaml\ngrid:\n  axes:\n    description: ['a/../../x', b]\n")
+    r = subprocess.run([svqa_bin, "grid", grid, "--out", setup / "out", "--list"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dirs = [line.split()[-1] for line in r.stdout.splitlines()]
+    assert len(dirs) == 2 and "folder__description=a_.._.._x-" in dirs[0]
+    for d in dirs:
+        assert os.path.realpath(d).startswith(str(setup / "out" / "grid") + "/")
+
+
+def test_a_grid_goes_on_after_a_failing_run_and_lists_it(svqa_bin, setup):
+    # Axis values: a missing export, another missing one, and the tiny export: two runs fail at run time.
+    config = (setup / "exp.yaml").read_text()
+    good = config.split("export: ")[1].split("}")[0]
+    (setup / "grid.yaml").write_text(f"_base_: exp.yaml\ngrid:\n  axes:\n    backbone.options.export: "
+                                     f"[{setup / 'missing_a'}, {good}, {setup / 'missing_b'}]\n")
+    r = subprocess.run([svqa_bin, "grid", setup / "grid.yaml", "--out", setup / "out"], capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "== run 2/3" in r.stdout and "== run 3/3" in r.stdout  # went on after run 1 failed
+    lines = r.stderr.splitlines()
+    assert lines[0] == "svqa grid: 2 of 3 runs failed (rerun the grid to retry them; the others are kept):"
+    assert len(lines) == 3 and "missing_a: export directory not found" in lines[1] and "missing_b" in lines[2]
+    answered = list((setup / "out" / "grid").glob("*/predictions.jsonl"))
+    assert len(answered) == 1 and answered[0].read_text().count("\n") == 1
+
+
+def test_a_manifest_path_outside_the_export_is_refused(svqa_bin, tiny_export, tmp_path):
+    export = tmp_path / "export"
+    shutil.copytree(tiny_export("llava_onevision"), export, ignore=shutil.ignore_patterns("hf"))
+    np.save(tmp_path / "f.npy", np.zeros((2, 48, 48, 3), np.uint8))
+    manifest = json.loads((export / "manifest.json").read_text())
+    for bad in ["../../../../etc/passwd", "/etc/passwd", "layers/../../outside.pt"]:
+        manifest["files"]["layers"][0] = bad
+        (export / "manifest.json").write_text(json.dumps(manifest))
+        r = subprocess.run([svqa_bin, "probe", "--export", export, "--frames", tmp_path / "f.npy", "--prompt", "q"],
+                           capture_output=True, text=True)
+        assert r.returncode == 1
+        assert r.stderr == (f'svqa probe: error: {export}/manifest.json: files.layers[0]: "{bad}" is not a path '
+                            "inside the export folder\n")
