@@ -55,6 +55,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
     auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
+    const auto gather_start = std::chrono::steady_clock::now();
     std::vector<KvBlock> blocks;
     blocks.reserve(ids.size());
     for (const int64_t id : ids) blocks.push_back(bank.block(id));
@@ -62,6 +63,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     for (const auto& b : blocks) ptrs.push_back(&b);
     const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
                                     backbone.device(), backbone.dtype());
+    answer.gather_seconds += seconds_since(gather_start);
     answer.selected.push_back(ctx.block_ids);
     answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
 
@@ -79,6 +81,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   }
   answer.retrieve_seconds = seconds_since(t0);
   answer.block_scores = retrieval.block_scores();
+  answer.expert_block_scores = retrieval.expert_block_scores();
 
   // Pass 2: the answer prompt over [sinks | selected]; pass 3: greedy decoding.
   t0 = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -63,6 +64,9 @@ class RetrievalStrategy {
   virtual std::map<int64_t, double> block_scores() const { return {}; }
   // As EncodingStrategy::add_record_fields: its own fields for the current question's record.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
+  // A mixture's experts' own scores per block (name -> block -> score), recorded beside
+  // block_scores(); empty for strategies with one expert.
+  virtual std::map<std::string, std::map<int64_t, double>> expert_block_scores() const { return {}; }
 };
 
 }  // namespace svqa

@@ -14,7 +14,6 @@ struct AttentionMask {
   bool causal = true;        // no key after the query's own
   int64_t window = 0;        // > 0: only the last `window` keys up to the query's own...
   int64_t always_visible = 0;  // ...except the first `always_visible` keys (attention sinks)
-  at::Tensor allowed;          // [T, S] bool ANDed with the rules above (e.g. independent blocks in one pass), or undefined
 };
 
 struct AttentionResult {
@@ -26,6 +25,11 @@ struct AttentionResult {
 // (kv head j serves query heads j*g .. j*g+g-1, as HF's repeat_kv).
 AttentionResult attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionMask& mask,
                        bool want_probs = false);
+
+// The same with an explicit visibility [T, S] bool (true where query i may see key j), e.g. a window
+// whose keys are not contiguous in the stream.
+AttentionResult attend_masked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
+                              bool want_probs = false);
 
 // The same over several key/value segments (e.g. sinks, retrieved blocks, local window) as one sequence.
 AttentionResult attend(const at::Tensor& q, const std::vector<at::Tensor>& ks, const std::vector<at::Tensor>& vs,

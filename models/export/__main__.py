@@ -38,6 +38,7 @@ def make_tiny(name, seed, overrides, hf_dir):
     tok = tiny.train_tokenizer(architecture)
     build = tiny.llava_onevision_config if architecture == "llava_onevision" else tiny.qwen2_5_vl_config
     settings = tiny.apply_overrides(build(tok), overrides)
+    tiny.check_runnable(architecture, settings)
     config = config_cls(**settings)
     torch.manual_seed(seed)
     model = model_cls(config).eval()
