@@ -1,7 +1,8 @@
 #pragma once
 // Test fixtures for strategy authors: what a strategy's test builds by hand otherwise. A backbone
 // stub for strategies that never run the model, blocks with random or placeholder K/V, banks with
-// blocks planted along a question's queries (the answer is known), random frames, scratch dirs.
+// blocks planted along a question's queries (the answer is known), random frames, scratch dirs,
+// Python reference scripts.
 //
 //   #include "tests/strategy_fixtures.h"
 //   const test::PlantedBank planted({/*layers*/ 3, /*heads*/ 4, /*kv_heads*/ 2, /*head_dim*/ 8}, 20, {3, 11, 17});
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -150,6 +152,14 @@ inline Frames random_frames(int64_t n, int64_t h, int64_t w, double fps, uint64_
   Frames f{at::randint(0, 256, {n, h, w, 3}, at::kByte), {}, fps};
   for (int64_t i = 0; i < n; ++i) f.timestamps.push_back(static_cast<double>(i) / fps);
   return f;
+}
+
+// Runs `.venv/bin/python tests/python/SCRIPT ARG` from the repository root (the tests' working
+// directory), for tests that hold a strategy against a Python transcription of its reference code
+// or against Hugging Face; true when the script exits with 0.
+inline bool run_python(const std::string& script, const std::string& arg) {
+  if (!std::filesystem::exists(".venv/bin/python")) throw std::runtime_error(".venv/bin/python not found (scripts/setup.sh makes it)");
+  return std::system((".venv/bin/python tests/python/" + script + " '" + arg + "'").c_str()) == 0;
 }
 
 }  // namespace svqa::test

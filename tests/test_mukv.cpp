@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,7 +20,7 @@
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
-#include "tests/test_support.h"
+#include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS
 #error "SVQA_TINY_EXPORTS must name the directory the CTest fixture exports tiny backbones to"
@@ -147,7 +148,8 @@ TEST_CASE("MuKV's paper configuration stores 767 tokens per 4 frames and brings 
 TEST_CASE("MuKV with ρ = 1 and one frame block brought back answers as Hugging Face on [sinks, that frame, prompt]",
           "[tiny_backbone]") {
   at::InferenceMode inference;
-  const test::TempDir dir;
+  const std::string dir = test::temp_dir("mukv_hf");
+  std::filesystem::create_directories(dir);
   nlohmann::json cases = nlohmann::json::array();
   std::vector<at::Tensor> ours;
   for (const std::string arch : {"llava_onevision_196", "qwen2_5_vl"}) {
@@ -173,19 +175,19 @@ TEST_CASE("MuKV with ρ = 1 and one frame block brought back answers as Hugging 
       const auto& block = s.bank.info(id);
       REQUIRE(block.granularity == Granularity::Frame);
       const std::string i = std::to_string(ours.size());
-      write_npy(dir / ("frames_" + i + ".npy"),
+      write_npy(dir + "/" + ("frames_" + i + ".npy"),
                 s.frames.rgb.narrow(0, block.first_frame, block.last_frame - block.first_frame + 1));
-      cases.push_back({{"export", std::string(SVQA_TINY_EXPORTS) + "/" + arch}, {"frames", dir / ("frames_" + i + ".npy")},
+      cases.push_back({{"export", std::string(SVQA_TINY_EXPORTS) + "/" + arch}, {"frames", dir + "/" + ("frames_" + i + ".npy")},
                        {"before", s.prompts.sinks}, {"after", s.backbone.tokenizer().encode(s.prompts.answer)},
-                       {"out", dir / ("hf_" + i + ".npy")}});
+                       {"out", dir + "/" + ("hf_" + i + ".npy")}});
       ours.push_back(answer.prompt_logits);
     }
   }
-  std::ofstream(dir / "cases.json") << cases.dump();
-  REQUIRE(test::run_python("hf_prompt_reference.py", dir / "cases.json"));
+  std::ofstream(dir + "/cases.json") << cases.dump();
+  REQUIRE(test::run_python("hf_prompt_reference.py", dir + "/cases.json"));
   for (size_t i = 0; i < ours.size(); ++i) {
     INFO(cases[i].dump());
-    CHECK((ours[i] - read_npy(dir / ("hf_" + std::to_string(i) + ".npy"))).abs().max().item<float>() <= 1e-4);
+    CHECK((ours[i] - read_npy(dir + "/" + ("hf_" + std::to_string(i) + ".npy"))).abs().max().item<float>() <= 1e-4);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,7 +15,7 @@
 #include "core/nn/attention.h"
 #include "models/npy.h"
 #include "strategies/encoding/mukv_compression.h"
-#include "tests/test_support.h"
+#include "tests/strategy_fixtures.h"
 
 namespace svqa {
 namespace {
@@ -45,7 +46,8 @@ TEST_CASE("MuKV compression keeps the tokens the reference formulas keep", "[muk
   at::InferenceMode inference;
   at::set_num_threads(1);  // small tensors: worker threads would only spin
   at::manual_seed(0);
-  const test::TempDir dir;
+  const std::string dir = test::temp_dir("mukv_dcp");
+  std::filesystem::create_directories(dir);
   const int64_t n_init = 3, heads = 2, dq = 4, layers = 5;
   const std::vector<int64_t> sizes{49, 196, 784};
   const std::vector<double> alphas{0.5, 0.7, 0.8}, paper_ratios{0.1, 0.1, 0.8};
@@ -73,14 +75,14 @@ TEST_CASE("MuKV compression keeps the tokens the reference formulas keep", "[muk
         probs.push_back(attend(q, k, at::zeros_like(k), AttentionMask{}, true).probs);
         const std::string qf = "q_" + std::to_string(i) + "_" + std::to_string(l) + ".npy";
         const std::string kf = "k_" + std::to_string(i) + "_" + std::to_string(l) + ".npy";
-        write_npy(dir / qf, q);
-        write_npy(dir / kf, k);
+        write_npy(dir + "/" + qf, q);
+        write_npy(dir + "/" + kf, k);
         q_files.push_back(qf);
         k_files.push_back(kf);
       }
       const auto keys = random_keys(n, s.dedup);
       const std::string keys_file = "keys_" + std::to_string(i) + ".npy";
-      write_npy(dir / keys_file, keys);
+      write_npy(dir + "/" + keys_file, keys);
 
       std::vector<at::Tensor> chosen;
       std::vector<double> weights;
@@ -100,11 +102,11 @@ TEST_CASE("MuKV compression keeps the tokens the reference formulas keep", "[muk
                        {"attention_layer", layer_name}});
     }
   }
-  std::ofstream(dir.path / "cases.json") << cases.dump();
-  REQUIRE(test::run_python("mukv_dcp_reference.py", dir.path.string()));
+  std::ofstream(dir + "/cases.json") << cases.dump();
+  REQUIRE(test::run_python("mukv_dcp_reference.py", dir));
   for (size_t i = 0; i < ours.size(); ++i) {
     INFO("case " << i << ": " << cases[i].dump());
-    const auto expected = read_npy(dir / ("expected_" + std::to_string(i) + ".npy"));
+    const auto expected = read_npy(dir + "/" + ("expected_" + std::to_string(i) + ".npy"));
     REQUIRE(expected.sizes() == ours[i].sizes());
     CHECK(at::equal(expected, ours[i]));
   }

@@ -9,6 +9,8 @@ token split into retrieve / gather / prefill, memory. `--json` prints everything
 
   --quick  a smoke run (small model, a dozen frames) that CI runs: every field, no meaning
   --long   a 1-hour stream at 0.5 fps (1,800 frames) with the disk tier: RSS over time
+  --mukv   also MuKV (its paper configuration) on the same export and stream: encode frames/s and
+           memory tokens per 300 frames, MuKV vs ReKV
 """
 
 import argparse
@@ -65,14 +67,16 @@ def make_export(shape, out):
     return out
 
 
-def run_svqa_bench(binary, export, mode, threads, spill_dir):
+def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv"):
     with tempfile.NamedTemporaryFile(suffix=".json") as result:
-        cmd = [str(binary), "--export", str(export), "--threads", str(threads), "--frames", str(mode["frames"]),
+        cmd = [str(binary), "--export", str(export), "--method", method, "--threads", str(threads), "--frames", str(mode["frames"]),
                "--n-local", str(mode["n_local"]), "--retrieve", str(mode["retrieve"]),
                "--questions", ",".join(map(str, mode["questions"])), "--ttft-repeats", str(mode["ttft_repeats"]),
                "--rss-every", str(mode["rss_every"]), "--json", result.name]
         if "ram_budget_mb" in mode:
             cmd += ["--ram-budget-mb", str(mode["ram_budget_mb"]), "--spill-dir", str(spill_dir)]
+        if method != "rekv":
+            cmd += ["--no-floor"]  # the floor models ReKV's window
         subprocess.run(cmd, cwd=ROOT, check=True)
         return json.loads(pathlib.Path(result.name).read_text())
 
@@ -143,6 +147,22 @@ def summarise(measured, hf):
     return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft}
 
 
+def method_figures(measured):
+    """Encode rate and memory of one method's stream, memory scaled to 300 frames (MuKV's figure)."""
+    frames, last = measured["frames"], measured["questions"][-1]
+    n = len(frames)
+    return {"encode_frames_per_s": n / sum(f["vision_s"] + f["encode_s"] for f in frames),
+            "llm_frames_per_s": n / sum(f["encode_s"] for f in frames),
+            "memory_tokens_per_300_frames": measured["memory"]["bank_tokens"] * 300 / n,
+            "bank_bytes_per_300_frames": measured["memory"]["bank_bytes"] * 300 / n,
+            "context_tokens": last["context_tokens"], "ttft_s": last["ttft_s"]}
+
+
+def compare_mukv(rekv, mukv):
+    a, b = method_figures(rekv), method_figures(mukv)
+    return {"rekv": a, "mukv": b, "mukv_over_rekv": {k: b[k] / a[k] for k in a}, "measured": mukv}
+
+
 def rss_over_time(measured):
     samples = measured["memory"]["samples"]
     at_10min = next((s["rss"] for s in samples if s["stream_s"] >= 600), None)
@@ -178,6 +198,17 @@ def print_table(report):
           f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "
           f"bank {mib(mem['bank_bytes'])} ({mem['bank_bytes_per_frame'] / 2**20:.2f} MiB/frame), "
           f"window {mib(mem['window_bytes'])}; KV {mem['kv_gb_per_hour_at_0.5fps']:.2f} GB/hour at 0.5 fps")
+    if "mukv" in report:
+        c = report["mukv"]
+        after = report["measured"]["questions"][-1]["after_frames"]
+        print(f"\n{'MuKV vs ReKV, same export and stream':<40}{'ReKV':>12}{'MuKV':>12}{'MuKV/ReKV':>11}")
+        for key, label, fmt in (("encode_frames_per_s", "encode frames/s (vision + LLM)", "{:.2f}"),
+                                ("llm_frames_per_s", "encode frames/s (LLM only)", "{:.2f}"),
+                                ("memory_tokens_per_300_frames", "memory tokens per 300 frames", "{:,.0f}"),
+                                ("context_tokens", f"context tokens after {after} frames", "{:,}"),
+                                ("ttft_s", f"TTFT s after {after} frames", "{:.3f}")):
+            print(f"  {label:<38}{fmt.format(c['rekv'][key]):>12}{fmt.format(c['mukv'][key]):>12}"
+                  f"{c['mukv_over_rekv'][key]:>11.3f}")
     if "long" in report:
         lg = report["long"]
         print(f"\n{'stream time':>12}{'frames':>8}{'RSS':>12}{'wall s':>9}")
@@ -192,6 +223,7 @@ def main(argv=None):
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="smoke run (CI): small model, 12 frames")
     group.add_argument("--long", action="store_true", help="1-hour stream at 0.5 fps with the disk tier")
+    parser.add_argument("--mukv", action="store_true", help="also run MuKV on the same export and stream, and compare")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     parser.add_argument("--save", type=pathlib.Path, help="also write the JSON report to this file")
     parser.add_argument("--threads", type=int, default=2)
@@ -223,6 +255,9 @@ def main(argv=None):
               "hf_reprefill_s": hf, "summary": summarise(measured, hf)}
     if args.long:
         report["long"] = rss_over_time(measured)
+    if args.mukv:
+        with tempfile.TemporaryDirectory(dir=work) as spill:
+            report["mukv"] = compare_mukv(measured, run_svqa_bench(binary, export, mode, args.threads, spill, "mukv"))
     if args.save:
         args.save.write_text(json.dumps(report, indent=1) + "\n")
     if args.json:

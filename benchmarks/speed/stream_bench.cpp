@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -15,8 +16,10 @@
 #include "core/engine/visual_units.h"
 #include "models/frame_source.h"
 #include "models/torchscript_backbone.h"
+#include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/mukv_semi_hierarchical.h"
 
 namespace svqa {
 namespace {
@@ -68,14 +71,33 @@ struct WindowModel {
   int64_t window_tokens() const { return in_window + (separate ? n_init : 0); }
 };
 
+bool is_mukv(const StreamBenchOptions& o) {
+  if (o.method != "rekv" && o.method != "mukv") throw std::invalid_argument("--method: expected rekv or mukv, got " + o.method);
+  return o.method == "mukv";
+}
+
+std::unique_ptr<EncodingStrategy> make_encoder(const StreamBenchOptions& o) {
+  if (is_mukv(o)) return std::make_unique<MukvMultigrain>(MukvOptions{});
+  return std::make_unique<RekvSlidingWindow>(RekvOptions{o.n_local});
+}
+
+std::unique_ptr<RetrievalStrategy> make_retrieval(const StreamBenchOptions& o) {
+  if (is_mukv(o)) return std::make_unique<MukvRetrieval>(MukvRetrievalOptions{});
+  return std::make_unique<InternalRetrieval>(InternalRetrievalOptions{o.retrieve_size, 1, "dot"});
+}
+
 struct Stream {
   MemoryBank bank;
-  RekvSlidingWindow encoder;
-  InternalRetrieval retrieval;
+  std::unique_ptr<EncodingStrategy> encoder_ptr;
+  std::unique_ptr<RetrievalStrategy> retrieval_ptr;
+  EncodingStrategy& encoder;
+  RetrievalStrategy& retrieval;
   Stream(Backbone& backbone, const StreamBenchOptions& o, const std::vector<int64_t>& sink_ids)
       : bank({backbone.num_layers(), backbone.device(), o.ram_budget_mb < 0 ? -1 : o.ram_budget_mb << 20, o.spill_dir}),
-        encoder(RekvOptions{o.n_local}),
-        retrieval({o.retrieve_size, 1, "dot"}) {
+        encoder_ptr(make_encoder(o)),
+        retrieval_ptr(make_retrieval(o)),
+        encoder(*encoder_ptr),
+        retrieval(*retrieval_ptr) {
     encoder.begin_stream(backbone, sink_ids, bank);
     retrieval.begin_stream();
   }
@@ -94,7 +116,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   const auto& m = backbone.manifest();
   const auto sink_ids = backbone.tokenizer().encode(kSinkPrompt);
   const int64_t n_init = static_cast<int64_t>(sink_ids.size());
-  const AnswerOptions answer_options{PositionPolicy::Contiguous, 1};  // TTFT: the first token is the prefill's argmax
+  const AnswerOptions answer_options{std::nullopt, 1};  // the encoder's positions; TTFT: the prefill's argmax
+  const bool mukv = is_mukv(o);
 
   // Warm-up: TorchScript profiles and optimises its graphs on the first calls.
   {
@@ -124,11 +147,15 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     const auto batch = units.make(f, 1, n_init, s.encoder.next_position());
     const double vision_s = seconds_since(t0);
     tokens_per_frame = batch.front().tokens.size(0);
-    const int64_t keys = window.step(tokens_per_frame);
     t0 = Clock::now();
     s.encoder.encode(backbone, batch, s.bank);
     const double encode_s = seconds_since(t0);
-    frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
+    if (mukv) {  // no window: blocks are prefilled over the sinks only
+      frames.push_back({{"vision_s", vision_s}, {"encode_s", encode_s}});
+    } else {
+      const int64_t keys = window.step(tokens_per_frame);
+      frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
+    }
     const int64_t done = f + 1;
     if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames)
       samples.push_back({{"frames", done}, {"stream_s", static_cast<double>(done) / o.fps},
@@ -157,14 +184,15 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
                    {"peak_rss", after.peak_bytes},
                    {"peak_counts_from", peak_reset ? "loaded" : "process start"},
                    {"bank_bytes", acc.ram_bytes + acc.disk_bytes},
+                   {"bank_tokens", acc.tokens},
                    {"bank_ram_bytes", acc.ram_bytes},
                    {"bank_disk_bytes", acc.disk_bytes},
                    {"representative_bytes", acc.representative_bytes},
-                   {"window_bytes", window.window_tokens() * kv_token_bytes},
+                   {"window_bytes", mukv ? 0 : window.window_tokens() * kv_token_bytes},
                    {"samples", samples}};
   out["stream_s"] = seconds_since(t_stream);
 
-  if (o.floor) {
+  if (o.floor && !mukv) {  // the floor models ReKV's window
     const DecoderShape shape{m.text.num_layers, m.text.hidden_size, m.text.num_heads, m.text.num_kv_heads,
                              m.text.head_dim, intermediate_size(o.export_dir)};
     MatmulFloor floor(shape, tokens_per_frame, backbone.dtype(), backbone.device());
@@ -179,7 +207,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   out["shape"] = {{"layers", m.text.num_layers}, {"hidden", m.text.hidden_size}, {"heads", m.text.num_heads},
                   {"kv_heads", m.text.num_kv_heads}, {"head_dim", m.text.head_dim},
                   {"tokens_per_frame", tokens_per_frame}, {"n_init", n_init}};
-  out["settings"] = {{"export", o.export_dir}, {"device", o.device}, {"dtype", c10::toString(backbone.dtype())},
+  out["settings"] = {{"export", o.export_dir}, {"method", o.method}, {"device", o.device}, {"dtype", c10::toString(backbone.dtype())},
                      {"threads", at::get_num_threads()}, {"frames", o.frames}, {"fps", o.fps},
                      {"n_local", o.n_local}, {"retrieve_size", o.retrieve_size},
                      {"ram_budget_mb", o.ram_budget_mb}, {"questions", o.questions}};

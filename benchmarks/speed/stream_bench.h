@@ -1,8 +1,9 @@
 #pragma once
-// One measured ReKV stream on an export: a synthetic stream of frames made as it advances,
-// encoded frame by frame with ReKV's sliding window, questions at given frame counts answered
-// with internal retrieval; per-frame encode times, time to first token split into retrieve /
-// gather / prefill, resident memory over time, and the matrix-multiply floor of every frame.
+// One measured stream on an export: a synthetic stream of frames made as it advances, encoded
+// frame by frame with ReKV's sliding window (or MuKV's multi-grain blocks), questions at given
+// frame counts answered with internal (or MuKV's) retrieval; per-frame encode times, time to first
+// token split into retrieve / gather / prefill, resident memory over time, and for ReKV the
+// matrix-multiply floor of every frame.
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@ namespace svqa {
 
 struct StreamBenchOptions {
   std::string export_dir;
+  std::string method = "rekv";  // rekv (n_local, retrieve_size below) | mukv (MuKV's paper configuration)
   std::string device = "cpu";
   std::string dtype;  // empty: the export's
   int64_t frames = 256;

@@ -1,4 +1,4 @@
-// svqa_bench: the speed harness's measuring half. Runs one ReKV stream on an export and prints
+// svqa_bench: the speed harness's measuring half. Runs one ReKV (or MuKV) stream on an export and prints
 // its measurements as JSON; benchmarks/speed/bench.py makes the export, runs this, times Hugging
 // Face re-prefill and prints the table.
 
@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   std::string json_path;
   cli.add_options()
       ("export", "export directory (python -m models.export)", cxxopts::value(o.export_dir))
+      ("method", "rekv, or mukv (MuKV's paper configuration; --n-local and --retrieve do not apply)",
+       cxxopts::value(o.method)->default_value(o.method))
       ("device", "torch device", cxxopts::value(o.device)->default_value(o.device))
       ("dtype", "float32, float16 or bfloat16 (default: the export's)", cxxopts::value(o.dtype))
       ("threads", "CPU threads", cxxopts::value(threads)->default_value("2"))

@@ -35,7 +35,7 @@ struct StreamOptions {
   int64_t chunk_frames = 64;
   std::string sink_prompt = "<default>";
   std::string answer_prompt = "<default>";
-  std::string position_policy = "contiguous";
+  std::string position_policy = "encoder";
   int64_t max_new_tokens = 16;
   int64_t ram_budget_mb = -1;
   std::string spill_dir;
@@ -49,10 +49,11 @@ struct StreamOptions {
     s.field("answer_prompt", &StreamOptions::answer_prompt,
             "text after the retrieved video, with {question}; <default>: the rest of the backbone's chat template");
     s.field("position_policy", &StreamOptions::position_policy,
-            "contiguous: retrieved blocks re-positioned back to back (ReKV); original: encode positions kept (MuKV)")
-        .one_of({"contiguous", "original"});
-    s.field("max_new_tokens", &StreamOptions::max_new_tokens,
-            "greedy decoding limit (ReKV: 16 multiple choice, 256 open); at most 4096, so a run always ends")
+            "encoder: the encoding strategy's own; contiguous: retrieved blocks back to back in time order (ReKV); "
+            "original: encode positions kept, the question after the stream; stacked: encode positions kept in "
+            "retrieval's order, the question after the context's length (MuKV's reference code)")
+        .one_of({"encoder", "contiguous", "original", "stacked"});
+    s.field("max_new_tokens", &StreamOptions::max_new_tokens, "greedy decoding limit (ReKV: 16 multiple choice, 256 open); at most 4096, so a run always ends")
         .min(1)
         .max(4096);
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,

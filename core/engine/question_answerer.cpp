@@ -34,15 +34,10 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
 
   answer.policy = options.policy.value_or(encoder.position_policy());
 
-  // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream
-  // (blocks of one granularity; MuKV's overlapping views do not).
+  // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream.
   std::vector<at::Tensor> slots;
-  bool one_granularity = true;
-  for (int64_t id = 0; id < bank.size(); ++id) {
-    one_granularity = one_granularity && bank.info(id).granularity == bank.info(0).granularity;
-    slots.push_back(bank.info(id).positions);
-  }
-  if (!one_granularity) slots.clear();
+  if (encoder.blocks_tile_stream())
+    for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
 
   // Pass 1: retrieval, layer by layer.
   auto t0 = std::chrono::steady_clock::now();

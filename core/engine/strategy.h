@@ -38,6 +38,9 @@ class EncodingStrategy {
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
   // How retrieved blocks are placed at answer time unless the experiment names a policy.
   virtual PositionPolicy position_policy() const { return PositionPolicy::Contiguous; }
+  // Whether the bank's blocks, in id order, each sit at their own place in one stream: the
+  // `contiguous` policy then reuses their positions as slots. False where blocks overlap (MuKV).
+  virtual bool blocks_tile_stream() const { return true; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with

@@ -14,12 +14,6 @@ at::Tensor attention_visibility(int64_t queries, int64_t keys, const AttentionMa
   auto visible = at::ones({queries, keys}, opts.dtype(at::kBool));
   if (mask.causal) visible = visible & (key <= own);
   if (mask.window > 0) visible = visible & ((key > own - mask.window) | (key < mask.always_visible));
-  if (mask.allowed.defined()) {
-    if (mask.allowed.sizes() != visible.sizes())
-      throw std::invalid_argument("attend: the allowed mask must be [queries, keys] = [" + std::to_string(queries) + ", " +
-                                  std::to_string(keys) + "]");
-    visible = visible & mask.allowed.to(device);
-  }
   return visible;
 }
 

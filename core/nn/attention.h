@@ -14,7 +14,6 @@ struct AttentionMask {
   bool causal = true;        // no key after the query's own
   int64_t window = 0;        // > 0: only the last `window` keys up to the query's own...
   int64_t always_visible = 0;  // ...except the first `always_visible` keys (attention sinks)
-  at::Tensor allowed;          // [T, S] bool ANDed with the rules above (e.g. independent blocks in one pass), or undefined
 };
 
 struct AttentionResult {

@@ -1,6 +1,7 @@
 #include "core/run/stream_runner.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/engine/benchmark.h"
 #include "core/io/format.h"
@@ -30,6 +31,12 @@ Prompts prompts_for(const StreamOptions& o, Backbone& backbone) {
   if (p.answer.find("{question}") == std::string::npos)
     throw std::invalid_argument("stream.answer_prompt: must contain {question}");
   return p;
+}
+
+// stream.position_policy: `encoder` leaves the choice to the encoding strategy.
+std::optional<PositionPolicy> answer_policy(const std::string& name) {
+  if (name == "encoder") return std::nullopt;
+  return position_policy_from_name(name);
 }
 
 void note_tiny_model(const Backbone& backbone, std::ostream& log) {
@@ -98,8 +105,7 @@ class StreamRunner {
     StreamEncoding encoding(*backbone_, *encoder_, *retrieval_, std::move(frames), prompts_.sink_ids,
                             bank_options(stream), cfg_.header.stream.chunk_frames);
     const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
-                            {position_policy_from_name(cfg_.header.stream.position_policy),
-                             cfg_.header.stream.max_new_tokens}};
+                            {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens}};
     for (Question q : questions) {
       if (q.offline) q.time = encoding.video_end();  // asked after the whole video
       if (q.time > encoding.video_end()) {

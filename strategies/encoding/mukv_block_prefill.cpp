@@ -32,11 +32,12 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     want_attention = want_attention || (kept_count(n, in.dcp.keep_ratio) < n && in.dcp.importance != Importance::Frequency);
   }
   const auto tables = text_rotary(backbone.manifest()).tables(at::cat(positions, 1).to(device), dtype);
-  AttentionMask mask;
-  if (blocks.size() > 1) {  // each block sees the past and itself, never another block
+  at::Tensor visible;  // several blocks: each sees the past and itself causally, never another block
+  if (blocks.size() > 1) {
     const auto g = at::tensor(group, at::kLong);
     const auto key_group = at::cat({at::full({n_past}, -1, at::kLong), g});
-    mask.allowed = ((key_group.unsqueeze(0) == g.unsqueeze(1)) | (key_group.unsqueeze(0) < 0)).to(device);
+    const auto apart = (key_group.unsqueeze(0) == g.unsqueeze(1)) | (key_group.unsqueeze(0) < 0);
+    visible = attention_visibility(offset.back(), n_past + offset.back(), AttentionMask{}, device) & apart.to(device);
   }
 
   std::vector<at::Tensor> keys(layers), values(layers), rotated(layers), probs;
@@ -45,14 +46,13 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);
     rotated[l] = apply_rotary(qkv.k, tables);
-    std::vector<at::Tensor> ks, vs;
-    if (past_keys[l].defined()) ks.push_back(past_keys[l]), vs.push_back(past_values[l]);
-    ks.push_back(rotated[l]);
-    vs.push_back(qkv.v);
+    const auto k = past_keys[l].defined() ? at::cat({past_keys[l], rotated[l]}) : rotated[l];
+    const auto v = past_keys[l].defined() ? at::cat({past_values[l], qkv.v}) : qkv.v;
     const auto scoring = std::find_if(attention_layers.begin(), attention_layers.end(),
                                       [&](const auto& lw) { return lw.first == l; });
     const bool need = want_attention && scoring != attention_layers.end();
-    auto attn = attend(apply_rotary(qkv.q, tables), ks, vs, mask, need);
+    const auto q = apply_rotary(qkv.q, tables);
+    auto attn = visible.defined() ? attend_masked(q, k, v, visible, need) : attend(q, k, v, AttentionMask{}, need);
     if (need) probs.push_back(std::move(attn.probs)), weights.push_back(scoring->second);
     h = backbone.layer_out(l, h, attn.out);
     keys[l] = qkv.k;

@@ -68,6 +68,7 @@ class MukvMultigrain final : public EncodingStrategy {
   const SinkKv& sinks() const override { return sinks_; }
   int64_t next_position() const override { return next_position_; }
   PositionPolicy position_policy() const override;
+  bool blocks_tile_stream() const override { return false; }  // three overlapping views of one stream
   // Under "mukv_multigrain": the segment leftovers policy, frames awaiting their segment, frames dropped.
   void add_record_fields(nlohmann::json& extra) const override;
 

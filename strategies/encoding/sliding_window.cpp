@@ -4,6 +4,7 @@
 
 #include "core/nn/attention.h"
 #include "models/full_context.h"
+#include "strategies/encoding/sink_prefill.h"
 
 namespace svqa {
 namespace {
@@ -19,23 +20,14 @@ at::Tensor cat_after(const at::Tensor& past, const at::Tensor& next, int64_t dim
 void SlidingWindow::begin(Backbone& backbone, const std::vector<int64_t>& sink_ids) {
   const int64_t layers = backbone.num_layers(), n = static_cast<int64_t>(sink_ids.size());
   const auto device = backbone.device();
-  sinks_ = SinkKv{std::vector<at::Tensor>(layers), std::vector<at::Tensor>(layers), text_positions(0, n)};
+  sinks_ = prefill_sinks(backbone, sink_ids);
   sinks_separate_ = false;
   next_index_ = n;
   layers_.assign(static_cast<size_t>(layers), Layer{});
   if (n == 0) return;
-  const auto rope = text_rotary(backbone.manifest());
-  const auto tables = rope.tables(sinks_.positions.to(device), backbone.dtype());
-  at::Tensor h = backbone.embed(at::tensor(sink_ids, at::kLong));
   const auto index = at::arange(n, at::kLong);
-  for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
-    const auto attn = attend(apply_rotary(qkv.q, tables), apply_rotary(qkv.k, tables), qkv.v, AttentionMask{});
-    h = backbone.layer_out(l, h, attn.out);
-    sinks_.keys[l] = qkv.k;
-    sinks_.values[l] = qkv.v;
-    layers_[l] = Layer{qkv.k, qkv.v, index.to(device), index, sinks_.positions.to(device)};
-  }
+  for (int64_t l = 0; l < layers; ++l)
+    layers_[l] = Layer{sinks_.keys[l], sinks_.values[l], index.to(device), index, sinks_.positions.to(device)};
 }
 
 std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::vector<WindowInput>& blocks,

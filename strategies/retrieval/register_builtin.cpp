@@ -5,8 +5,8 @@
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
-#include "strategies/retrieval/rrf_mixture.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
+#include "strategies/retrieval/rrf_mixture.h"
 
 namespace svqa {
 

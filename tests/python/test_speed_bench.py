@@ -15,8 +15,8 @@ def quick(root, svqa_bin, tmp_path_factory):
     if not bench.exists():
         pytest.fail(f"{bench} not found: build first (scripts/build.sh)")
     saved = tmp_path_factory.mktemp("bench") / "report.json"
-    cmd = [sys.executable, root / "benchmarks" / "speed" / "bench.py", "--quick", "--build", svqa_bin.parent.parent,
-           "--save", saved]
+    cmd = [sys.executable, root / "benchmarks" / "speed" / "bench.py", "--quick", "--mukv", "--build",
+           svqa_bin.parent.parent, "--save", saved]
     table = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
     assert table.returncode == 0, table.stderr
     return table.stdout, json.loads(saved.read_text())
@@ -52,3 +52,18 @@ def test_table_shows_every_row(quick):
     for row in ("window filling", "window full", "after    4 frames", "after   12 frames", "memory: RSS after loading",
                 "GB/hour at 0.5 fps", "load average"):
         assert row in table, row
+
+
+def test_mukv_beside_rekv_on_the_same_stream(quick):
+    table, report = quick
+    c = report["mukv"]
+    # 196 tokens per frame kept by ReKV; MuKV's paper configuration keeps 767 per 4 frames.
+    assert c["rekv"]["memory_tokens_per_300_frames"] == 300 * 196
+    assert c["mukv"]["memory_tokens_per_300_frames"] == 75 * 767
+    # After 12 frames MuKV brings back 20 of 48 patches, all 12 frames and all 3 segments (+ the sinks).
+    n_init = report["measured"]["shape"]["n_init"]
+    assert c["mukv"]["context_tokens"] == n_init + 20 * 4 + 12 * 19 + 3 * 627
+    for method in ("rekv", "mukv"):
+        for key in ("encode_frames_per_s", "llm_frames_per_s", "ttft_s"):
+            assert positive(c[method][key]), (method, key)
+    assert "memory tokens per 300 frames" in table and "MuKV/ReKV" in table
