@@ -35,37 +35,44 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   std::vector<at::Tensor> slots;  // encode positions of the stream's blocks, for the contiguous policy
   for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
 
-  // Pass 1: retrieval, layer by layer.
+  // Pass 1: retrieval, layer by layer (as many times as the strategy asks; the last one is kept).
   auto t0 = std::chrono::steady_clock::now();
   retrieval.begin_question(backbone, question, bank);
-  at::Tensor h = embed_text(backbone, question.text);
-  const int64_t T = h.size(0);
-  for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
-    auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
-    std::vector<KvBlock> blocks;
-    blocks.reserve(ids.size());
-    for (const int64_t id : ids) blocks.push_back(bank.block(id));
-    std::vector<const KvBlock*> ptrs;
-    for (const auto& b : blocks) ptrs.push_back(&b);
-    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
-                                    backbone.device(), backbone.dtype());
-    std::stable_sort(blocks.begin(), blocks.end(),
-                     [](const KvBlock& a, const KvBlock& b) { return a.first_frame < b.first_frame; });
-    std::vector<int64_t> ordered;
-    for (const auto& b : blocks) ordered.push_back(b.id);
-    answer.selected.push_back(std::move(ordered));
-    answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
-
-    const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
-    const auto k = apply_rotary(qkv.k, tables);
-    const auto out = ctx.keys.defined()
-                         ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
-                         : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
-    h = backbone.layer_out(l, h, out.out);
-    past_k[l] = ctx.keys;
-    past_v[l] = ctx.values;
-    next[l] = ctx.next_position;
+  const at::Tensor question_embeds = embed_text(backbone, question.text);
+  const int64_t T = question_embeds.size(0);
+  const int passes = std::max(1, retrieval.retrieval_passes());
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool kept = pass + 1 == passes;
+    at::Tensor h = question_embeds;
+    for (int64_t l = 0; l < layers; ++l) {
+      const auto qkv = backbone.layer_qkv(l, h);
+      auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, bank);
+      std::vector<KvBlock> blocks;
+      blocks.reserve(ids.size());
+      for (const int64_t id : ids) blocks.push_back(bank.block(id));
+      std::vector<const KvBlock*> ptrs;
+      for (const auto& b : blocks) ptrs.push_back(&b);
+      const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
+                                      backbone.device(), backbone.dtype());
+      if (kept) {
+        std::stable_sort(ptrs.begin(), ptrs.end(), stream_order);
+        std::vector<int64_t> ordered;
+        for (const KvBlock* b : ptrs) ordered.push_back(b->id);
+        answer.selected.push_back(std::move(ordered));
+        answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
+      }
+      const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
+      const auto k = apply_rotary(qkv.k, tables);
+      const auto out = ctx.keys.defined()
+                           ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
+                           : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
+      h = backbone.layer_out(l, h, out.out);
+      if (kept) {
+        past_k[l] = ctx.keys;
+        past_v[l] = ctx.values;
+        next[l] = ctx.next_position;
+      }
+    }
   }
   answer.retrieve_seconds = seconds_since(t0);
   answer.block_scores = retrieval.block_scores();

@@ -21,6 +21,11 @@ class EncodingStrategy {
   virtual void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) = 0;
   // Encode the next units of the stream (in order) and add their blocks to the bank.
   virtual void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) = 0;
+  // A question is about to be answered at `time` (seconds): every frame up to it has been passed to
+  // encode(). Encoders that hold frames back (StreamKV's open segment) encode them now.
+  virtual void before_question(Backbone& backbone, MemoryBank& bank, double time) {
+    (void)backbone, (void)bank, (void)time;
+  }
   virtual const SinkKv& sinks() const = 0;
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
@@ -35,7 +40,10 @@ class RetrievalStrategy {
   virtual void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
     (void)backbone, (void)question, (void)bank;
   }
-  // Block ids for this layer (any order; the context assembler orders them).
+  // How many times the question's retrieval pass runs (StreamKV: a probe pass that scores every
+  // layer, then the pass that selects); only the last pass's selection becomes the context.
+  virtual int retrieval_passes() const { return 1; }
+  // Block ids for this layer, each stored in it (any order; the context assembler orders them).
   virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
   // Called with every unit once it is encoded, for strategies that index frames themselves
   // (external embeddings, mapped to blocks by frame index / time).

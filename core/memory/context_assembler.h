@@ -31,7 +31,11 @@ struct LayerContext {
   int64_t next_position = 0;  // where the question's first token goes
 };
 
-// `blocks` must all be present in `layer`; they are ordered by first frame. `stream_end` is the
+// The order blocks take in a context: by the last frame they cover, then by bank id (the order they
+// were encoded in: a StreamKV summary frame, spanning its segment, comes after the segment's frames).
+bool stream_order(const KvBlock* a, const KvBlock* b);
+
+// `blocks` must all be present in `layer`; they are put in stream order. `stream_end` is the
 // position after the last encoded token of the stream (the question's place under `original`);
 // `stream_slots` the encode positions of the stream's blocks in time order (for `contiguous`).
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,

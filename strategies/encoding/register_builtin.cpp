@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "strategies/encoding/rekv_sliding_window.h"
+#include "strategies/encoding/streamkv_segments.h"
 
 namespace svqa {
 
@@ -10,6 +11,9 @@ namespace svqa {
 void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE);
+  registry.add<StreamkvOptions>("streamkv_segments",
+      "StreamKV: semantic segments with summary frames, guidance-prompt compression per layer",
+      [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE);
 }
 
 }  // namespace svqa

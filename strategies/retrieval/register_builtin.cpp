@@ -5,6 +5,7 @@
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/streamkv_layer_adaptive.h"
 
 namespace svqa {
 
@@ -19,6 +20,9 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE);
   registry.add<FrameCountOptions>("uniform", "k frame blocks evenly spread over the past",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.frames); }, SVQA_HERE);
+  registry.add<StreamkvRetrievalOptions>("streamkv_layer_adaptive",
+      "StreamKV: probe pass, then layer-adaptive counts per layer (recent blocks plus the best older ones)",
+      [](const StreamkvRetrievalOptions& o) { return std::make_unique<StreamkvLayerAdaptive>(o); }, SVQA_HERE);
   registry.add<FrameCountOptions>("recent", "the last k frame blocks",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Recent, o.frames); }, SVQA_HERE);
 }

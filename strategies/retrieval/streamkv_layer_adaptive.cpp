@@ -1,0 +1,97 @@
+#include "strategies/retrieval/streamkv_layer_adaptive.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "strategies/retrieval/layer_budget.h"
+
+namespace svqa {
+
+void StreamkvRetrievalOptions::declare(Schema<StreamkvRetrievalOptions>& s) {
+  s.field("retrieve_size", &StreamkvRetrievalOptions::retrieve_size,
+          "blocks per layer on average (the total is layers × retrieve_size); the probe pass takes this many")
+      .min(1);
+  s.field("retrieve_temp", &StreamkvRetrievalOptions::retrieve_temp,
+          "spread of per-layer counts: bounds [max(r·(1 − t), 1), min(r·(1 + t), max_per_layer)]")
+      .min(0);
+  s.field("retrieve_local", &StreamkvRetrievalOptions::retrieve_local,
+          "always take each layer's most recent local_size blocks");
+  s.field("local_size", &StreamkvRetrievalOptions::local_size, "recent blocks always taken (reference: 8)").min(1);
+  s.field("max_per_layer", &StreamkvRetrievalOptions::max_per_layer,
+          "upper bound of a layer's count (reference: 128, its GPU block cache)")
+      .min(1);
+  s.field("layer_adaptive", &StreamkvRetrievalOptions::layer_adaptive,
+          "true: probe pass, then layer-adaptive counts; false: one pass, every layer takes retrieve_size");
+}
+
+std::vector<int64_t> recent_plus_top(const at::Tensor& scores, int64_t count, int64_t local) {
+  const int64_t n = scores.size(0);
+  std::vector<int64_t> rows;
+  if (n <= count) {
+    rows.resize(static_cast<size_t>(n));
+    std::iota(rows.begin(), rows.end(), 0);
+    return rows;
+  }
+  if (local <= 0) {
+    const auto top = std::get<1>(at::topk(scores, count)).contiguous();
+    rows.assign(top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + count);
+  } else if (count >= local) {
+    for (int64_t r = n - local; r < n; ++r) rows.push_back(r);
+    const auto top = std::get<1>(at::topk(scores.narrow(0, 0, n - local), count - local)).contiguous();
+    rows.insert(rows.end(), top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + (count - local));
+  } else {
+    for (int64_t r = n - count; r < n; ++r) rows.push_back(r);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+void StreamkvLayerAdaptive::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
+  (void)backbone, (void)question, (void)bank;
+  probe_scores_.clear();
+  score_sums_.clear();
+  allocation_.clear();
+}
+
+std::map<int64_t, double> StreamkvLayerAdaptive::block_scores() const {
+  std::map<int64_t, double> mean;
+  for (const auto& [id, sum] : score_sums_) mean[id] = sum.first / static_cast<double>(sum.second);
+  return mean;
+}
+
+std::vector<int64_t> StreamkvLayerAdaptive::select(const LayerQuery& query, const MemoryBank& bank) {
+  const auto& ids = bank.representative_ids(query.layer);
+  const int64_t local = options_.retrieve_local ? options_.local_size : 0;
+  if (query.pass > 0 && allocation_.empty()) {
+    // Every layer has been probed (layers 0..L-1): spread L·retrieve_size over them.
+    std::vector<at::Tensor> probed;
+    for (const auto& [layer, s] : probe_scores_) probed.push_back(s);
+    const auto r = static_cast<double>(options_.retrieve_size), t = options_.retrieve_temp;
+    allocation_ = rescale_sum_match(
+        cdf_layer_counts(probed, static_cast<int64_t>(probed.size()) * options_.retrieve_size),
+        std::max(r * (1 - t), 1.0), std::min(r * (1 + t), static_cast<double>(options_.max_per_layer)));
+  }
+  // This pass's question queries (in the second pass they have seen other blocks at earlier layers).
+  const auto reps = bank.representatives(query.layer);
+  at::Tensor scores = at::empty({0}, at::kFloat);
+  if (!ids.empty()) {
+    const auto q = query.queries.to(reps.device(), at::kFloat).mean(0).flatten();
+    scores = at::matmul(reps, q).to(at::kCPU).contiguous();
+  }
+  if (query.pass == 0) {
+    probe_scores_[query.layer] = scores;
+    const float* s = scores.data_ptr<float>();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto& sum = score_sums_[ids[i]];
+      sum.first += s[i];
+      sum.second += 1;
+    }
+  }
+  if (ids.empty()) return {};
+  const int64_t count = query.pass == 0 ? options_.retrieve_size : allocation_.at(static_cast<size_t>(query.layer));
+  std::vector<int64_t> out;
+  for (const int64_t row : recent_plus_top(scores, count, local)) out.push_back(ids[static_cast<size_t>(row)]);
+  return out;
+}
+
+}  // namespace svqa
