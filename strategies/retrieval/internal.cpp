@@ -34,15 +34,25 @@ std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t
   return rows;
 }
 
-void InternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
-  (void)backbone, (void)question, (void)bank;
-  score_sums_.clear();
+void LayerScoreMeans::add(const std::vector<int64_t>& ids, const at::Tensor& scores) {
+  const auto s = scores.to(at::kCPU, at::kDouble).contiguous();
+  const double* score = s.data_ptr<double>();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto& sum = sums_[ids[i]];
+    sum.first += score[i];
+    sum.second += 1;
+  }
 }
 
-std::map<int64_t, double> InternalRetrieval::block_scores() const {
+std::map<int64_t, double> LayerScoreMeans::means() const {
   std::map<int64_t, double> mean;
-  for (const auto& [id, sum] : score_sums_) mean[id] = sum.first / static_cast<double>(sum.second);
+  for (const auto& [id, sum] : sums_) mean[id] = sum.first / static_cast<double>(sum.second);
   return mean;
+}
+
+void InternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
+  (void)backbone, (void)question, (void)bank;
+  score_means_.clear();
 }
 
 std::vector<int64_t> InternalRetrieval::select(const LayerQuery& query, const MemoryBank& bank) {
@@ -53,12 +63,7 @@ std::vector<int64_t> InternalRetrieval::select(const LayerQuery& query, const Me
   at::Tensor scores = at::matmul(reps, q);
   if (options_.similarity == "cosine") scores = scores / (reps.norm(2, 1) * q.norm() + 1e-12);
   scores = scores.to(at::kCPU, at::kDouble).contiguous();
-  const double* score = scores.data_ptr<double>();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto& sum = score_sums_[ids[i]];
-    sum.first += score[i];
-    sum.second += 1;
-  }
+  score_means_.add(ids, scores);
   std::vector<int64_t> out;
   for (const int64_t row : top_groups(scores, options_.retrieve_size, options_.chunk_size))
     out.push_back(ids[static_cast<size_t>(row)]);

@@ -5,6 +5,7 @@
 // and the top retrieve_size / chunk_size groups are taken, returned in time order.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,16 +34,29 @@ struct InternalRetrievalOptions {
   }
 };
 
+// The score each block got at each layer that scored it, averaged over those layers (what a
+// strategy's block_scores() reports for the records).
+class LayerScoreMeans {
+ public:
+  void clear() { sums_.clear(); }
+  // `scores` 1-D (any floating dtype, CPU), one per id.
+  void add(const std::vector<int64_t>& ids, const at::Tensor& scores);
+  std::map<int64_t, double> means() const;
+
+ private:
+  std::map<int64_t, std::pair<double, int64_t>> sums_;  // block id -> (sum over layers, layers)
+};
+
 class InternalRetrieval final : public RetrievalStrategy {
  public:
   explicit InternalRetrieval(InternalRetrievalOptions options);
   void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) override;
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
-  std::map<int64_t, double> block_scores() const override;
+  std::map<int64_t, double> block_scores() const override { return score_means_.means(); }
 
  private:
   InternalRetrievalOptions options_;
-  std::map<int64_t, std::pair<double, int64_t>> score_sums_;  // block id -> (sum over layers, layers)
+  LayerScoreMeans score_means_;
 };
 
 // Top `count` / `chunk` groups of `chunk` consecutive rows by mean score (a last partial group

@@ -49,14 +49,8 @@ std::vector<int64_t> recent_plus_top(const at::Tensor& scores, int64_t count, in
 void StreamkvLayerAdaptive::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
   (void)backbone, (void)question, (void)bank;
   probe_scores_.clear();
-  score_sums_.clear();
+  score_means_.clear();
   allocation_.clear();
-}
-
-std::map<int64_t, double> StreamkvLayerAdaptive::block_scores() const {
-  std::map<int64_t, double> mean;
-  for (const auto& [id, sum] : score_sums_) mean[id] = sum.first / static_cast<double>(sum.second);
-  return mean;
 }
 
 std::vector<int64_t> StreamkvLayerAdaptive::select(const LayerQuery& query, const MemoryBank& bank) {
@@ -80,12 +74,7 @@ std::vector<int64_t> StreamkvLayerAdaptive::select(const LayerQuery& query, cons
   }
   if (query.pass == 0) {
     probe_scores_[query.layer] = scores;
-    const float* s = scores.data_ptr<float>();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      auto& sum = score_sums_[ids[i]];
-      sum.first += s[i];
-      sum.second += 1;
-    }
+    score_means_.add(ids, scores);
   }
   if (ids.empty()) return {};
   const int64_t count = query.pass == 0 ? options_.retrieve_size : allocation_.at(static_cast<size_t>(query.layer));

@@ -17,6 +17,7 @@
 
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
+#include "strategies/retrieval/internal.h"
 
 namespace svqa {
 
@@ -38,7 +39,7 @@ class StreamkvLayerAdaptive final : public RetrievalStrategy {
   int retrieval_passes() const override { return options_.layer_adaptive ? 2 : 1; }
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
   // Per block: its probe score, averaged over the layers that store it.
-  std::map<int64_t, double> block_scores() const override;
+  std::map<int64_t, double> block_scores() const override { return score_means_.means(); }
 
   // Blocks per layer the last question's second pass was given (empty before it ran).
   const std::vector<int64_t>& allocation() const { return allocation_; }
@@ -46,7 +47,7 @@ class StreamkvLayerAdaptive final : public RetrievalStrategy {
  private:
   StreamkvRetrievalOptions options_;
   std::map<int64_t, at::Tensor> probe_scores_;  // layer → scores of its blocks (float32, CPU), bank order
-  std::map<int64_t, std::pair<double, int64_t>> score_sums_;
+  LayerScoreMeans score_means_;
   std::vector<int64_t> allocation_;
 };
 
