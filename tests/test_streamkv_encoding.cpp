@@ -9,6 +9,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -126,94 +128,109 @@ TEST_CASE("StreamKV without compression, stream in the window, every block retri
 TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer counts from the budget, exact accounting",
           "[tiny_backbone]") {
   at::InferenceMode inference;
-  TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/llava_onevision", at::kCPU);
-  const Frames frames = random_frames(11, 48, 48);
-  const int64_t layers = backbone.num_layers(), heads = backbone.manifest().text.num_heads;
-  StreamkvSegments plain(options("uniform", 1, 4, 0.99, 1.0)), compressed(options("uniform", 1, 4, 0.99, 0.5));
-  MemoryBank full_bank({layers, at::kCPU, -1, ""}), bank({layers, at::kCPU, -1, ""});
-  encode_all(backbone, plain, full_bank, frames);
-  encode_all(backbone, compressed, bank, frames);
-  REQUIRE(compressed.segments().size() == 3);  // 4 + 4 + 3 (flushed)
+  for (const std::string arch : {"llava_onevision", "qwen2_5_vl"}) {
+    INFO(arch);
+    const bool qwen = arch == "qwen2_5_vl";
+    TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/" + arch, at::kCPU);
+    // Units of 4 and a flushed remainder: LLaVA-OV 4 + 4 + 3 frames; Qwen2.5-VL 4 + 3 two-frame patches.
+    const Frames frames = qwen ? random_frames(14, 140, 168) : random_frames(11, 48, 48);
+    const int64_t layers = backbone.num_layers(), heads = backbone.manifest().text.num_heads;
+    StreamkvSegments plain(options("uniform", 1, 4, 0.99, 1.0)), compressed(options("uniform", 1, 4, 0.99, 0.5));
+    MemoryBank full_bank({layers, at::kCPU, -1, ""}), bank({layers, at::kCPU, -1, ""});
+    encode_all(backbone, plain, full_bank, frames);
+    encode_all(backbone, compressed, bank, frames);
+    REQUIRE(compressed.segments().size() == (qwen ? 2 : 3));
 
-  // Blocks by (granularity, first frame) in the uncompressed bank.
-  std::map<std::pair<int, int64_t>, int64_t> twin;
-  for (int64_t id = 0; id < full_bank.size(); ++id)
-    twin[{static_cast<int>(full_bank.info(id).granularity), full_bank.info(id).first_frame}] = id;
-  int64_t kv_bytes = 0, layer_blocks = 0, tokens = 0;
-  for (const auto& record : compressed.segments()) {
-    INFO("segment from frame " << record.first_frame);
-    // The allocation is the reference budget over the recorded guidance scores, bounds from compress_temp 1.
-    std::vector<at::Tensor> scores;
-    for (const auto& s : record.scores) scores.push_back(at::tensor(s, at::kFloat));
-    const int64_t T = record.entries;
-    auto want = rescale_sum_match(cdf_layer_counts(scores, static_cast<int64_t>(layers * T * 0.5)), std::max<int64_t>(1, 0),
-                                  std::min<int64_t>(T, static_cast<int64_t>(T * 0.5 * 2)));
-    for (auto& k : want) k = std::max<int64_t>(k, 1);
-    CHECK(record.kept == want);
-    for (int64_t l = 0; l < layers; ++l) {
-      std::set<int64_t> stored;  // frame entries of this segment stored in layer l
-      for (const int64_t id : record.block_ids) {
-        const KvBlock& b = bank.info(id);
-        if (b.granularity == Granularity::Frame && bank.in_layer(id, l)) stored.insert(b.first_frame - record.first_frame);
-        if (b.granularity == Granularity::Summary) CHECK(bank.in_layer(id, l));  // always kept
+    // Blocks by (granularity, first frame) in the uncompressed bank.
+    std::map<std::pair<Granularity, int64_t>, int64_t> twin;
+    for (int64_t id = 0; id < full_bank.size(); ++id) twin[{full_bank.info(id).granularity, full_bank.info(id).first_frame}] = id;
+    for (const auto& record : compressed.segments()) {
+      INFO("segment from frame " << record.first_frame);
+      // The uncompressed twins of its entries (in order), then of its summary.
+      std::vector<int64_t> ids;
+      for (int64_t id = 0; id < full_bank.size(); ++id) {
+        const KvBlock& b = full_bank.info(id);
+        if (b.granularity == Granularity::Frame && b.first_frame >= record.first_frame && b.last_frame <= record.last_frame)
+          ids.push_back(id);
       }
-      CHECK(static_cast<int64_t>(stored.size()) == record.kept[l]);
-      // ...and they are the top-K_l by guidance score.
-      const auto top = std::get<1>(at::topk(scores[l], record.kept[l]));
-      for (int64_t j = 0; j < top.size(0); ++j) CHECK(stored.count(top[j].item<int64_t>()) == 1);
+      ids.push_back(twin.at({Granularity::Summary, record.first_frame}));
+      const int64_t T = record.entries;
+      REQUIRE(static_cast<int64_t>(ids.size()) == T + 1);
+      // The allocation is the reference budget over the recorded guidance scores (compress_temp 1: bounds [1, T]).
+      std::vector<at::Tensor> scores;
+      for (const auto& sc : record.scores) scores.push_back(at::tensor(sc, at::kFloat));
+      auto want = rescale_sum_match(cdf_layer_counts(scores, static_cast<int64_t>(layers * T * 0.5)), 1.0,
+                                    static_cast<double>(std::min<int64_t>(T, static_cast<int64_t>(T * 0.5 * 2))));
+      for (auto& k : want) k = std::max<int64_t>(k, 1);
+      CHECK(record.kept == want);
+      for (int64_t l = 0; l < layers; ++l) {
+        std::set<int64_t> stored;  // entries of this segment stored in layer l
+        for (const int64_t id : record.block_ids) {
+          const KvBlock& b = bank.info(id);
+          if (b.granularity == Granularity::Summary) CHECK(bank.in_layer(id, l));  // always kept
+          if (b.granularity != Granularity::Frame || !bank.in_layer(id, l)) continue;
+          const int64_t twin_id = twin.at({Granularity::Frame, b.first_frame});
+          stored.insert(std::find(ids.begin(), ids.end(), twin_id) - ids.begin());
+        }
+        CHECK(static_cast<int64_t>(stored.size()) == record.kept[l]);
+        const auto top = std::get<1>(at::topk(scores[l], record.kept[l]));  // ...the top-K_l by guidance score
+        for (int64_t j = 0; j < top.size(0); ++j) CHECK(stored.count(top[j].item<int64_t>()) == 1);
+      }
+      // Guidance scores: the guidance prompt alone after [entries; summary] at positions from 0, no sinks.
+      const auto guide_ids = backbone.tokenizer().encode(kStreamkvGuidancePrompt);
+      at::Tensor h = backbone.embed(at::tensor(guide_ids, at::kLong));
+      std::vector<at::Tensor> laid;
+      for (const int64_t id : ids) laid.push_back(full_bank.info(id).positions);
+      auto positions = at::cat(laid, 1);
+      const int64_t video = positions.size(1);
+      positions = at::cat({positions, text_positions(next_position(positions), h.size(0))}, 1);
+      const auto tables = text_rotary(backbone.manifest()).tables(positions - positions.min(), at::kFloat);
+      const RotaryTables own{tables.cos.narrow(0, video, h.size(0)), tables.sin.narrow(0, video, h.size(0))};
+      for (int64_t l = 0; l < layers; ++l) {
+        const auto qkv = backbone.layer_qkv(l, h);
+        std::vector<at::Tensor> ks, vs, reps;
+        for (const int64_t id : ids) ks.push_back(full_bank.block(id).keys[l]), vs.push_back(full_bank.block(id).values[l]);
+        for (int64_t i = 0; i < T; ++i) reps.push_back(mean_key_representative(ks[i], heads));
+        ks.push_back(qkv.k);
+        vs.push_back(qkv.v);
+        const auto out = attend(apply_rotary(qkv.q, own), apply_rotary(at::cat(ks), tables), at::cat(vs), AttentionMask{});
+        h = backbone.layer_out(l, h, out.out);
+        CHECK(at::allclose(scores[l], at::matmul(at::stack(reps), qkv.q.mean(0).flatten()), 1e-4, 1e-4));
+      }
     }
-    // Guidance scores: the guidance prompt alone after [entries; summary] (positions from 0, no sinks).
-    std::vector<int64_t> ids;
-    for (int64_t f = record.first_frame; f <= record.last_frame; ++f) ids.push_back(twin.at({static_cast<int>(Granularity::Frame), f}));
-    ids.push_back(twin.at({static_cast<int>(Granularity::Summary), record.first_frame}));
-    const auto guide_ids = backbone.tokenizer().encode(kStreamkvGuidancePrompt);
-    at::Tensor h = backbone.embed(at::tensor(guide_ids, at::kLong));
-    const auto rope = text_rotary(backbone.manifest());
-    const int64_t video = static_cast<int64_t>(ids.size()) * full_bank.info(ids[0]).num_tokens();
-    const auto tables = rope.tables(text_positions(0, video + h.size(0)), at::kFloat);
-    const RotaryTables own{tables.cos.narrow(0, video, h.size(0)), tables.sin.narrow(0, video, h.size(0))};
-    for (int64_t l = 0; l < layers; ++l) {
-      const auto qkv = backbone.layer_qkv(l, h);
-      std::vector<at::Tensor> ks, vs, reps;
-      for (const int64_t id : ids) ks.push_back(full_bank.block(id).keys[l]), vs.push_back(full_bank.block(id).values[l]);
-      for (size_t i = 0; i + 1 < ids.size(); ++i) reps.push_back(mean_key_representative(ks[i], heads));
-      ks.push_back(qkv.k);
-      vs.push_back(qkv.v);
-      h = backbone.layer_out(l, h, attend(apply_rotary(qkv.q, own), apply_rotary(at::cat(ks), tables), at::cat(vs), AttentionMask{}).out);
-      const auto expect = at::matmul(at::stack(reps), qkv.q.mean(0).flatten());
-      CHECK(at::allclose(scores[l], expect, 1e-4, 1e-4));
+    int64_t kv_bytes = 0, layer_blocks = 0, tokens = 0;
+    for (int64_t id = 0; id < bank.size(); ++id) {
+      // Bit for bit the uncompressed run's K/V, in every layer the block is kept.
+      const KvBlock b = bank.block(id);
+      const KvBlock o = full_bank.block(twin.at({b.granularity, b.first_frame}));
+      for (int64_t l = 0; l < layers; ++l) {
+        if (!b.in_layer(l)) continue;
+        CHECK(at::equal(b.keys[l], o.keys[l]));
+        CHECK(at::equal(b.values[l], o.values[l]));
+        kv_bytes += b.keys[l].numel() * b.keys[l].element_size() * 2;
+        layer_blocks += 1;
+        tokens += b.num_tokens();
+      }
     }
-  }
-  for (int64_t id = 0; id < bank.size(); ++id) {
-    // Bit for bit the uncompressed run's K/V, in every layer the block is kept.
-    const KvBlock b = bank.block(id);
-    const KvBlock o = full_bank.block(twin.at({static_cast<int>(b.granularity), b.first_frame}));
-    for (int64_t l = 0; l < layers; ++l) {
-      if (!b.in_layer(l)) continue;
-      CHECK(at::equal(b.keys[l], o.keys[l]));
-      CHECK(at::equal(b.values[l], o.values[l]));
-      kv_bytes += b.keys[l].numel() * b.keys[l].element_size() * 2;
-      layer_blocks += 1;
-      tokens += b.num_tokens();
-    }
-  }
-  const auto& a = bank.accounting();
-  CHECK(a.ram_bytes == kv_bytes);
-  CHECK(a.layer_tokens == tokens);
-  CHECK(a.representative_bytes == layer_blocks * heads * backbone.manifest().text.head_dim * 4);
-  CHECK(a.blocks == bank.size());
-  CHECK(a.ram_bytes < full_bank.accounting().ram_bytes);
-  CHECK(a.tokens_by_granularity[static_cast<int>(Granularity::Summary)] == 3 * full_bank.info(0).num_tokens());
+    const auto& a = bank.accounting();
+    CHECK(a.ram_bytes == kv_bytes);
+    CHECK(a.layer_tokens == tokens);
+    CHECK(a.representative_bytes == layer_blocks * heads * backbone.manifest().text.head_dim * 4);
+    CHECK(a.blocks == bank.size());
+    CHECK(a.ram_bytes < full_bank.accounting().ram_bytes);
+    CHECK(a.tokens_by_granularity[static_cast<int>(Granularity::Summary)] ==
+          static_cast<int64_t>(compressed.segments().size()) * full_bank.info(0).num_tokens());
 
-  // Every retrieval strategy answers from a bank whose blocks are in some layers only.
-  TimeBaseline everything(TimeBaseline::Rule::All, 0), recent(TimeBaseline::Rule::Recent, 2);
-  StreamkvLayerAdaptive adaptive({3, 0.5, true, 1, 128, true});
-  for (RetrievalStrategy* r : {static_cast<RetrievalStrategy*>(&everything), static_cast<RetrievalStrategy*>(&recent),
-                               static_cast<RetrievalStrategy*>(&adaptive)}) {
-    const auto answer = answer_question(backbone, compressed, bank, *r, {"q", "What happens?", 100.0},
-                                        "\nWhat?<|im_end|>\n", {PositionPolicy::Contiguous, 2});
-    for (int64_t l = 0; l < layers; ++l)
-      for (const int64_t id : answer.selected[l]) CHECK(bank.in_layer(id, l));
+    // Every retrieval strategy answers from a bank whose blocks are in some layers only.
+    TimeBaseline everything(TimeBaseline::Rule::All, 0), recent(TimeBaseline::Rule::Recent, 2);
+    StreamkvLayerAdaptive adaptive({3, 0.5, true, 1, 128, true});
+    for (RetrievalStrategy* r : {static_cast<RetrievalStrategy*>(&everything), static_cast<RetrievalStrategy*>(&recent),
+                                 static_cast<RetrievalStrategy*>(&adaptive)}) {
+      const auto answer = answer_question(backbone, compressed, bank, *r, {"q", "What happens?", 100.0},
+                                          "\nWhat?<|im_end|>\n", {PositionPolicy::Contiguous, 2});
+      for (int64_t l = 0; l < layers; ++l)
+        for (const int64_t id : answer.selected[l]) CHECK(bank.in_layer(id, l));
+    }
   }
 }
 
