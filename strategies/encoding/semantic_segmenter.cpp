@@ -6,7 +6,8 @@
 namespace svqa {
 namespace {
 
-at::Tensor descriptor(const at::Tensor& features) { return features.to(at::kCPU, at::kDouble).mean(0); }
+// The token mean in float64, taken where the features are (only the mean comes back to the CPU).
+at::Tensor descriptor(const at::Tensor& features) { return at::mean(features, {0}, false, at::kDouble).to(at::kCPU); }
 
 double cosine(const at::Tensor& a, const at::Tensor& b) {
   return at::dot(a, b).item<double>() / (a.norm().item<double>() * b.norm().item<double>() + 1e-8);
