@@ -1,7 +1,6 @@
 #include "strategies/retrieval/streamkv_layer_adaptive.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "strategies/retrieval/layer_budget.h"
 
@@ -26,23 +25,10 @@ void StreamkvRetrievalOptions::declare(Schema<StreamkvRetrievalOptions>& s) {
 
 std::vector<int64_t> recent_plus_top(const at::Tensor& scores, int64_t count, int64_t local) {
   const int64_t n = scores.size(0);
+  if (n <= count || local <= 0) return top_groups(scores, count, 1);  // all, or the top `count`
   std::vector<int64_t> rows;
-  if (n <= count) {
-    rows.resize(static_cast<size_t>(n));
-    std::iota(rows.begin(), rows.end(), 0);
-    return rows;
-  }
-  if (local <= 0) {
-    const auto top = std::get<1>(at::topk(scores, count)).contiguous();
-    rows.assign(top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + count);
-  } else if (count >= local) {
-    for (int64_t r = n - local; r < n; ++r) rows.push_back(r);
-    const auto top = std::get<1>(at::topk(scores.narrow(0, 0, n - local), count - local)).contiguous();
-    rows.insert(rows.end(), top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + (count - local));
-  } else {
-    for (int64_t r = n - count; r < n; ++r) rows.push_back(r);
-  }
-  std::sort(rows.begin(), rows.end());
+  if (count > local) rows = top_groups(scores.narrow(0, 0, n - local), count - local, 1);  // the best older ones
+  for (int64_t r = n - std::min(count, local); r < n; ++r) rows.push_back(r);               // the most recent
   return rows;
 }
 
