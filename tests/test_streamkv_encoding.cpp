@@ -21,6 +21,7 @@
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/streamkv_segments.h"
 #include "strategies/retrieval/baselines.h"
+#include "strategies/retrieval/internal.h"
 #include "strategies/retrieval/layer_budget.h"
 #include "strategies/retrieval/streamkv_layer_adaptive.h"
 
@@ -224,8 +225,9 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
     // Every retrieval strategy answers from a bank whose blocks are in some layers only.
     TimeBaseline everything(TimeBaseline::Rule::All, 0), recent(TimeBaseline::Rule::Recent, 2);
     StreamkvLayerAdaptive adaptive({3, 0.5, true, 1, 128, true});
+    InternalRetrieval internal({4, 2, "dot"});
     for (RetrievalStrategy* r : {static_cast<RetrievalStrategy*>(&everything), static_cast<RetrievalStrategy*>(&recent),
-                                 static_cast<RetrievalStrategy*>(&adaptive)}) {
+                                 static_cast<RetrievalStrategy*>(&adaptive), static_cast<RetrievalStrategy*>(&internal)}) {
       const auto answer = answer_question(backbone, compressed, bank, *r, {"q", "What happens?", 100.0},
                                           "\nWhat?<|im_end|>\n", {PositionPolicy::Contiguous, 2});
       for (int64_t l = 0; l < layers; ++l)
