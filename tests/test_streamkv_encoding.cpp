@@ -48,7 +48,7 @@ std::vector<VisualUnit> encode_all(Backbone& backbone, StreamkvSegments& encoder
     encoder.encode(backbone, units, bank);
     all.insert(all.end(), units.begin(), units.end());
   }
-  encoder.before_question(backbone, bank, 1e9);
+  encoder.before_question(backbone, QuestionInfo{"q", "", 1e9}, bank);
   return all;
 }
 

@@ -38,6 +38,7 @@ struct StreamOptions {
   int64_t max_new_tokens = 16;
   int64_t ram_budget_mb = -1;
   std::string spill_dir;
+  std::string protocol = "streaming";
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
     s.field("chunk_frames", &StreamOptions::chunk_frames,
@@ -56,6 +57,10 @@ struct StreamOptions {
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);
     s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go; empty: <results dir>/spill");
+    s.field("protocol", &StreamOptions::protocol,
+            "streaming: encode each stream once, questions in time order; reencode_per_question: a fresh memory "
+            "encoded from frame 0 for every question (StreamKV's reference protocol, O(questions × length))")
+        .one_of({"streaming", "reencode_per_question"});
   }
 };
 

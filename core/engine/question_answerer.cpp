@@ -47,6 +47,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     for (int64_t l = 0; l < layers; ++l) {
       const auto qkv = backbone.layer_qkv(l, h);
       auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, bank);
+      const auto gather_start = std::chrono::steady_clock::now();
       std::vector<KvBlock> blocks;
       blocks.reserve(ids.size());
       for (const int64_t id : ids) blocks.push_back(bank.block(id));
@@ -54,6 +55,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
       for (const auto& b : blocks) ptrs.push_back(&b);
       const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
                                       backbone.device(), backbone.dtype());
+      answer.gather_seconds += seconds_since(gather_start);
       if (kept) {
         std::stable_sort(ptrs.begin(), ptrs.end(), stream_order);
         std::vector<int64_t> ordered;
@@ -76,6 +78,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   }
   answer.retrieve_seconds = seconds_since(t0);
   answer.block_scores = retrieval.block_scores();
+  answer.expert_block_scores = retrieval.expert_block_scores();
 
   // Pass 2: the answer prompt over [sinks | selected]; pass 3: greedy decoding.
   t0 = std::chrono::steady_clock::now();

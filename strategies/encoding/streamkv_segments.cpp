@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "core/nn/attention.h"
 #include "models/full_context.h"
 #include "strategies/retrieval/layer_budget.h"
@@ -79,6 +81,7 @@ void StreamkvSegments::begin_stream(Backbone& backbone, const std::vector<int64_
                                 options_.segment_theta});
   open_units_.clear();
   records_.clear();
+  flushed_ = -1;
   cursor_ = static_cast<int64_t>(sink_ids.size());
   guidance_ids_.clear();
   if (options_.keep_fraction < 1.0) {
@@ -95,9 +98,28 @@ void StreamkvSegments::encode(Backbone& backbone, const std::vector<VisualUnit>&
   }
 }
 
-void StreamkvSegments::before_question(Backbone& backbone, MemoryBank& bank, double time) {
-  (void)time;
-  if (auto open = segmenter_.flush()) encode_segment(backbone, *open, bank, true);
+void StreamkvSegments::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+  (void)question;
+  flushed_ = -1;
+  if (auto open = segmenter_.flush()) {
+    encode_segment(backbone, *open, bank, true);
+    flushed_ = static_cast<int64_t>(records_.size()) - 1;
+  }
+}
+
+void StreamkvSegments::add_record_fields(nlohmann::json& extra) const {
+  nlohmann::json flushed = nullptr;
+  if (flushed_ >= 0) {
+    const SegmentRecord& r = records_[static_cast<size_t>(flushed_)];
+    flushed = {{"first_frame", r.first_frame}, {"last_frame", r.last_frame}, {"start_time", r.start_time},
+               {"end_time", r.end_time}, {"entries", r.entries}, {"kept", r.kept}};
+  }
+  int64_t units = 0;
+  for (const auto& r : records_) units += r.units;
+  extra["streamkv_segments"] = {
+      {"flushed", flushed},
+      {"segments", records_.size()},
+      {"mean_segment_units", records_.empty() ? 0.0 : static_cast<double>(units) / static_cast<double>(records_.size())}};
 }
 
 std::vector<int64_t> StreamkvSegments::allocation(const std::vector<at::Tensor>& scores, int64_t frames) const {
@@ -181,7 +203,10 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
 
   SegmentRecord record;
   record.first_frame = spans.front().first_frame;
-  record.last_frame = spans.back().last_frame;
+  record.last_frame = spans[static_cast<size_t>(frames) - 1].last_frame;
+  record.start_time = spans.front().start_time;
+  record.end_time = spans[static_cast<size_t>(frames) - 1].end_time;
+  for (const auto& entry : segment.entries) record.units += static_cast<int64_t>(entry.units.size());
   record.entries = frames;
   record.merges = static_cast<int64_t>(segment.merges.size());
   record.flushed = flushed;

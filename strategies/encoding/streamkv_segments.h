@@ -46,6 +46,8 @@ struct StreamkvOptions {
 // What happened to one segment, for tests and analysis.
 struct SegmentRecord {
   int64_t first_frame = 0, last_frame = 0;
+  double start_time = 0, end_time = 0;
+  int64_t units = 0;                        // units pushed into it (more than entries when merged)
   int64_t entries = 0, merges = 0;
   bool flushed = false;                     // closed because a question was coming
   std::vector<std::vector<double>> scores;  // per layer, the guidance score of each frame entry (compression on)
@@ -60,7 +62,9 @@ class StreamkvSegments final : public EncodingStrategy {
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
   // A question is coming: the open segment is encoded now (it never waits for frames after the question).
-  void before_question(Backbone& backbone, MemoryBank& bank, double time) override;
+  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
+  // Under "streamkv_segments": the segment this question flushed (or null), segments so far, their mean length.
+  void add_record_fields(nlohmann::json& extra) const override;
   const SinkKv& sinks() const override { return window_.sinks(); }
   int64_t next_position() const override { return cursor_; }
 
@@ -83,6 +87,7 @@ class StreamkvSegments final : public EncodingStrategy {
   std::vector<int64_t> guidance_ids_;
   int64_t cursor_ = 0;
   std::vector<SegmentRecord> records_;
+  int64_t flushed_ = -1;  // the record of the segment the current question flushed; -1: none
 };
 
 }  // namespace svqa

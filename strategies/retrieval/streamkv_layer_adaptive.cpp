@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "strategies/retrieval/layer_budget.h"
 
 namespace svqa {
@@ -40,7 +42,6 @@ void StreamkvLayerAdaptive::begin_question(Backbone& backbone, const QuestionInf
 }
 
 std::vector<int64_t> StreamkvLayerAdaptive::select(const LayerQuery& query, const MemoryBank& bank) {
-  const auto& ids = bank.representative_ids(query.layer);
   const int64_t local = options_.retrieve_local ? options_.local_size : 0;
   if (query.pass > 0 && allocation_.empty()) {
     // Every layer has been probed (layers 0..L-1): spread L·retrieve_size over them.
@@ -52,21 +53,20 @@ std::vector<int64_t> StreamkvLayerAdaptive::select(const LayerQuery& query, cons
         std::max(r * (1 - t), 1.0), std::min(r * (1 + t), static_cast<double>(options_.max_per_layer)));
   }
   // This pass's question queries (in the second pass they have seen other blocks at earlier layers).
-  const auto reps = bank.representatives(query.layer);
-  at::Tensor scores = at::empty({0}, at::kFloat);
-  if (!ids.empty()) {
-    const auto q = query.queries.to(reps.device(), at::kFloat).mean(0).flatten();
-    scores = at::matmul(reps, q).to(at::kCPU).contiguous();
-  }
+  const LayerScores layer = score_layer(query, bank, "dot");
   if (query.pass == 0) {
-    probe_scores_[query.layer] = scores;
-    score_means_.add(ids, scores);
+    probe_scores_[query.layer] = layer.scores;
+    score_means_.add(layer.ids, layer.scores);
   }
-  if (ids.empty()) return {};
+  if (layer.ids.empty()) return {};
   const int64_t count = query.pass == 0 ? options_.retrieve_size : allocation_.at(static_cast<size_t>(query.layer));
   std::vector<int64_t> out;
-  for (const int64_t row : recent_plus_top(scores, count, local)) out.push_back(ids[static_cast<size_t>(row)]);
+  for (const int64_t row : recent_plus_top(layer.scores, count, local)) out.push_back(layer.ids[static_cast<size_t>(row)]);
   return out;
+}
+
+void StreamkvLayerAdaptive::add_record_fields(nlohmann::json& extra) const {
+  extra["streamkv_layer_adaptive"] = {{"allocation", allocation_}};
 }
 
 }  // namespace svqa

@@ -17,7 +17,7 @@
 
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/layer_scores.h"
 
 namespace svqa {
 
@@ -41,6 +41,8 @@ class StreamkvLayerAdaptive final : public RetrievalStrategy {
   // Per block: its probe score, averaged over the layers that store it.
   std::map<int64_t, double> block_scores() const override { return score_means_.means(); }
 
+  // Under "streamkv_layer_adaptive": the second pass's blocks per layer.
+  void add_record_fields(nlohmann::json& extra) const override;
   // Blocks per layer the last question's second pass was given (empty before it ran).
   const std::vector<int64_t>& allocation() const { return allocation_; }
 
