@@ -21,7 +21,7 @@ json memory_json(const RecordMemory& m) {
   for (const auto& [name, tb] : m.by_granularity) by[name] = {{"tokens", tb.first}, {"bytes", tb.second}};
   return {{"blocks", m.blocks},       {"tokens", m.tokens},
           {"ram_bytes", m.ram_bytes}, {"disk_bytes", m.disk_bytes},
-          {"representative_bytes", m.representative_bytes}, {"by_granularity", by}};
+          {"representative_bytes", m.representative_bytes}, {"layer_tokens", m.layer_tokens}, {"by_granularity", by}};
 }
 
 // svqa's own fields, read when present and well-formed (other systems' files need not have them).
@@ -62,6 +62,7 @@ void read_svqa_fields(const json& j, PredictionRecord& r) {
     memory.ram_bytes = m.value("ram_bytes", int64_t{0});
     memory.disk_bytes = m.value("disk_bytes", int64_t{0});
     memory.representative_bytes = m.value("representative_bytes", int64_t{0});
+    memory.layer_tokens = m.value("layer_tokens", int64_t{0});
     if (m.contains("by_granularity") && m["by_granularity"].is_object())
       for (const auto& [name, tb] : m["by_granularity"].items())
         if (tb.is_object()) memory.by_granularity[name] = {tb.value("tokens", int64_t{0}), tb.value("bytes", int64_t{0})};

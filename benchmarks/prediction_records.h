@@ -37,6 +37,7 @@ struct RecordTiming {
 struct RecordMemory {
   int64_t blocks = 0, tokens = 0, ram_bytes = 0, disk_bytes = 0, representative_bytes = 0;
   std::map<std::string, std::pair<int64_t, int64_t>> by_granularity;  // name → (tokens, bytes), non-zero only
+  int64_t layer_tokens = 0;  // tokens summed over the layers storing them (StreamKV stores some blocks in some layers)
 };
 
 struct PredictionRecord {

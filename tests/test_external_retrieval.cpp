@@ -189,3 +189,28 @@ TEST_CASE("select before begin_question is a programming error", "[external][tin
 }
 
 }  // namespace svqa
+
+namespace svqa {
+
+TEST_CASE("a chosen block a layer does not store (StreamKV compression) is left out of that layer only",
+          "[external][tiny_siglip]") {
+  const auto frames = random_frames(6, 3);
+  ExternalRetrieval strategy(options(64, 1), tiny_siglip());
+  strategy.begin_stream();
+  MemoryBank bank{bank_options()};
+  for (int64_t f = 0; f < 6; ++f) {
+    VisualUnit u;
+    u.rgb = frames.narrow(0, f, 1);
+    u.first_frame = u.last_frame = f;
+    strategy.observe(u);
+    auto b = block_of_frames(f, f);
+    if (f == 2) b.keys[1] = b.values[1] = at::Tensor();  // frame 2 kept in layer 0 only
+    bank.add(b);
+  }
+  StubBackbone backbone;  // external retrieval never runs the backbone
+  strategy.begin_question(backbone, QuestionInfo{"q", "anything", 0}, bank);
+  CHECK(strategy.select(LayerQuery{0, {}, {}}, bank) == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
+  CHECK(strategy.select(LayerQuery{1, {}, {}}, bank) == std::vector<int64_t>{0, 1, 3, 4, 5});
+}
+
+}  // namespace svqa

@@ -140,7 +140,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
   std::vector<KvBlock> flat;
   for (int64_t i = 0; i < 4; ++i) {
     flat.push_back(random_block(layers, 3, kv, d, kv, 4 + 3 * i));
-    flat.back().first_frame = i;
+    flat.back().first_frame = flat.back().last_frame = i;
   }
   const auto row = [](std::vector<int64_t> v) {
     const auto t = at::tensor(v, at::kLong);
@@ -156,6 +156,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
     b.positions = at::stack({at::full({4}, 4 + 3 * k, at::kLong), at::tensor({4, 4, 5, 5}, at::kLong),
                              at::tensor({4, 5, 4, 5}, at::kLong)});
     b.first_frame = 2 * k;
+    b.last_frame = 2 * k + 1;
     grid.push_back(b);
   }
   const auto hw = [](int64_t t0, int64_t t1) {

@@ -72,8 +72,9 @@ TEST_CASE("built-in registries hold at least what the issues built so far", "[re
     }
   };
   holds(reg.backbone.names(), {"torchscript"});
-  holds(reg.encoding.names(), {"mukv_multigrain", "rekv_sliding_window"});
-  holds(reg.retrieval.names(), {"external", "full_context", "internal", "mukv_semi_hierarchical", "recent", "uniform"});
+  holds(reg.encoding.names(), {"mukv_multigrain", "rekv_sliding_window", "streamkv_segments"});
+  holds(reg.retrieval.names(), {"external", "full_context", "internal", "mukv_semi_hierarchical", "recent",
+                                "streamkv_layer_adaptive", "uniform"});
   holds(reg.benchmark.names(), {"cgbench", "egoschema", "lvbench", "mlvu", "rvs_ego", "rvs_movie", "stream_list",
                                 "streamingbench", "videomme"});
 }

@@ -39,6 +39,7 @@ struct StreamOptions {
   int64_t max_new_tokens = 16;
   int64_t ram_budget_mb = -1;
   std::string spill_dir;
+  std::string protocol = "streaming";
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
     s.field("chunk_frames", &StreamOptions::chunk_frames,
@@ -65,6 +66,10 @@ struct StreamOptions {
                  ? std::string()
                  : "must contain {question} (where the question goes), or be <default>";
     });
+    s.field("protocol", &StreamOptions::protocol,
+            "streaming: encode each stream once, questions in time order; reencode_per_question: a fresh memory "
+            "encoded from frame 0 for every question (StreamKV's reference protocol, O(questions × length))")
+        .one_of({"streaming", "reencode_per_question"});
   }
 };
 

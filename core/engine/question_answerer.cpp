@@ -39,40 +39,47 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   if (encoder.blocks_tile_stream())
     for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
 
-  // Pass 1: retrieval, layer by layer.
+  // Pass 1: retrieval, layer by layer (as many times as the strategy asks; the last one is kept).
   auto t0 = std::chrono::steady_clock::now();
   QuestionInfo with_sinks = question;
   with_sinks.sinks = &encoder.sinks();
   retrieval.begin_question(backbone, with_sinks, bank);
   // A strategy that chose in begin_question needs no queries: the question is not run.
   const bool run_question = retrieval.selects_per_layer();
-  at::Tensor h = run_question ? embed_text(backbone, question.text) : at::Tensor();
-  for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
-    auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
-    const auto gather_start = std::chrono::steady_clock::now();
-    std::vector<KvBlock> blocks;
-    blocks.reserve(ids.size());
-    for (const int64_t id : ids) blocks.push_back(bank.block(id));
-    std::vector<const KvBlock*> ptrs;
-    for (const auto& b : blocks) ptrs.push_back(&b);
-    const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
-                                    backbone.device(), backbone.dtype());
-    answer.gather_seconds += seconds_since(gather_start);
-    answer.selected.push_back(ctx.block_ids);
-    answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
-
-    if (run_question) {
-      const auto tables = rope.tables(text_positions(ctx.next_position, h.size(0)).to(backbone.device()), backbone.dtype());
-      const auto k = apply_rotary(qkv.k, tables);
-      const auto out = ctx.keys.defined()
-                           ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
-                           : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
-      h = backbone.layer_out(l, h, out.out);
+  const at::Tensor question_embeds = run_question ? embed_text(backbone, question.text) : at::Tensor();
+  const int passes = std::max(1, retrieval.retrieval_passes());
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool kept = pass + 1 == passes;
+    at::Tensor h = question_embeds;
+    for (int64_t l = 0; l < layers; ++l) {
+      const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
+      auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, bank);
+      const auto gather_start = std::chrono::steady_clock::now();
+      std::vector<KvBlock> blocks;
+      blocks.reserve(ids.size());
+      for (const int64_t id : ids) blocks.push_back(bank.block(id));
+      std::vector<const KvBlock*> ptrs;
+      for (const auto& b : blocks) ptrs.push_back(&b);
+      const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
+                                      backbone.device(), backbone.dtype());
+      answer.gather_seconds += seconds_since(gather_start);
+      if (kept) {
+        answer.selected.push_back(ctx.block_ids);
+        answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
+        past_k[l] = ctx.keys;
+        past_v[l] = ctx.values;
+        next[l] = ctx.next_position;
+      }
+      if (run_question) {
+        const auto tables =
+            rope.tables(text_positions(ctx.next_position, h.size(0)).to(backbone.device()), backbone.dtype());
+        const auto k = apply_rotary(qkv.k, tables);
+        const auto out = ctx.keys.defined()
+                             ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
+                             : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
+        h = backbone.layer_out(l, h, out.out);
+      }
     }
-    past_k[l] = ctx.keys;
-    past_v[l] = ctx.values;
-    next[l] = ctx.next_position;
   }
   answer.retrieve_seconds = seconds_since(t0);
   answer.block_scores = retrieval.block_scores();

@@ -29,7 +29,7 @@ class EncodingStrategy {
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
   // A question is about to be answered from the bank (every frame up to its time is encoded):
-  // the last chance to change the bank before retrieval, e.g. close a half-filled segment.
+  // the last chance to change the bank before retrieval, e.g. StreamKV encodes its open segment.
   virtual void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
     (void)backbone, (void)question, (void)bank;
   }
@@ -52,7 +52,10 @@ class RetrievalStrategy {
   virtual void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
     (void)backbone, (void)question, (void)bank;
   }
-  // Block ids for this layer (any order; the context assembler orders them).
+  // How many times the question's retrieval pass runs (StreamKV: a probe pass that scores every
+  // layer, then the pass that selects); only the last pass's selection becomes the context.
+  virtual int retrieval_passes() const { return 1; }
+  // Block ids for this layer, each stored in it (any order; the context assembler orders them).
   virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
   // false: select() ignores the question's queries (it chose in begin_question), so the retrieval
   // pass does not run the question at all and select() gets a LayerQuery without tensors.

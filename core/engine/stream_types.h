@@ -36,6 +36,7 @@ struct LayerQuery {
   int64_t layer = 0;
   at::Tensor queries;  // [T, heads, d] un-rotated, the question tokens
   at::Tensor keys;     // [T, kv_heads, d] un-rotated
+  int pass = 0;        // which retrieval pass (RetrievalStrategy::retrieval_passes)
 };
 
 }  // namespace svqa

@@ -25,12 +25,14 @@ at::Tensor contiguous_positions(const at::Tensor& encoded, int64_t start) {
   return encoded - encoded.min() + start;
 }
 
+bool stream_order(const KvBlock* a, const KvBlock* b) {
+  return a->last_frame != b->last_frame ? a->last_frame < b->last_frame : a->id < b->id;
+}
+
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
                             PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
                             const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype) {
-  if (policy == PositionPolicy::Contiguous)
-    std::stable_sort(blocks.begin(), blocks.end(),
-                     [](const KvBlock* a, const KvBlock* b) { return a->first_frame < b->first_frame; });
+  if (policy == PositionPolicy::Contiguous) std::stable_sort(blocks.begin(), blocks.end(), stream_order);
   LayerContext ctx;
   std::vector<at::Tensor> keys, values, positions;
   const auto l = static_cast<size_t>(layer);

@@ -37,7 +37,12 @@ struct LayerContext {
   std::vector<int64_t> block_ids;  // the blocks in context order
 };
 
-// `blocks` must all be present in `layer`. Under `contiguous` they are ordered by first frame;
+// The order blocks take in a contiguous context: by the last frame they cover, then by bank id (the
+// order they were encoded in: a StreamKV summary frame, spanning its segment, comes after the
+// segment's frames).
+bool stream_order(const KvBlock* a, const KvBlock* b);
+
+// `blocks` must all be present in `layer`. Under `contiguous` they are put in stream order;
 // otherwise they stay in the order given. `stream_end` is the position after the last encoded
 // token of the stream (the question's place under `original`); `stream_slots` the encode
 // positions of the stream's blocks in time order when they tile one stream (for `contiguous`;

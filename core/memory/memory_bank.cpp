@@ -120,6 +120,8 @@ int64_t MemoryBank::add(KvBlock block) {
   const auto g = static_cast<size_t>(block.granularity);
   accounting_.blocks += 1;
   accounting_.tokens += block.num_tokens();
+  for (size_t l = 0; l < block.keys.size(); ++l)
+    if (block.keys[l].defined()) accounting_.layer_tokens += block.num_tokens();
   accounting_.ram_bytes += e->bytes;
   accounting_.tokens_by_granularity[g] += block.num_tokens();
   accounting_.bytes_by_granularity[g] += e->bytes;

@@ -27,7 +27,8 @@ struct MemoryBankOptions {
 };
 
 struct MemoryAccounting {
-  int64_t blocks = 0, tokens = 0;
+  int64_t blocks = 0, tokens = 0;  // blocks stored in at least one layer, and their tokens
+  int64_t layer_tokens = 0;        // tokens summed over the layers that store them (= tokens × layers when every block is in every layer)
   int64_t ram_bytes = 0, disk_bytes = 0;  // K/V bytes per tier
   int64_t representative_bytes = 0;
   std::array<int64_t, kGranularities> tokens_by_granularity{}, bytes_by_granularity{};

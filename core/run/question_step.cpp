@@ -1,5 +1,6 @@
 #include "core/run/question_step.h"
 
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
@@ -10,7 +11,7 @@ namespace svqa {
 namespace {
 
 RecordMemory record_memory(const MemoryAccounting& a) {
-  RecordMemory m{a.blocks, a.tokens, a.ram_bytes, a.disk_bytes, a.representative_bytes, {}};
+  RecordMemory m{a.blocks, a.tokens, a.ram_bytes, a.disk_bytes, a.representative_bytes, {}, a.layer_tokens};
   for (int g = 0; g < kGranularities; ++g)
     if (a.tokens_by_granularity[g])
       m.by_granularity[granularity_name(static_cast<Granularity>(g))] = {a.tokens_by_granularity[g],
@@ -50,9 +51,12 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   MemoryBank& bank = stream.bank();
   const QuestionInfo info{q.id, q.text, q.time};
   Answer a;
+  double told_s = 0;  // what the encoder did when told of the question (StreamKV encodes its open segment)
   try {
     // The one place the encoder hears of a question before retrieval reads the bank.
+    const auto t0 = std::chrono::steady_clock::now();
     step.encoder.before_question(step.backbone, info, bank);
+    told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     a = answer_question(step.backbone, step.encoder, bank, step.retrieval, info, prompt_for(step, q), step.options);
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
     return error_record(stream_id, q, torch_error_line(e));
@@ -74,7 +78,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     }
   r.context_tokens = a.context_tokens;
   r.frames_encoded = stream.encoded();
-  r.timing = RecordTiming{encoding.seconds, encoding.frames, a.retrieve_seconds, a.prefill_seconds, a.decode_seconds,
+  r.timing = RecordTiming{encoding.seconds + told_s, encoding.frames, a.retrieve_seconds, a.prefill_seconds, a.decode_seconds,
                           a.retrieve_seconds + a.prefill_seconds};
   r.memory = record_memory(bank.accounting());
   for (const auto& [id, score] : a.block_scores)  // 5 significant digits

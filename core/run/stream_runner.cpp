@@ -1,6 +1,7 @@
 #include "core/run/stream_runner.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "core/engine/benchmark.h"
@@ -102,22 +103,36 @@ class StreamRunner {
         if (!done(q)) record(error_record(stream.id, q, e.what()));
       return;
     }
-    StreamEncoding encoding(*backbone_, *encoder_, *retrieval_, std::move(frames), prompts_.sink_ids,
-                            bank_options(stream), cfg_.header.stream.chunk_frames);
+    // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
+    // reference protocol): a fresh memory encoded from frame 0 for every question.
+    const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
+    auto fresh = [&] {
+      return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_, frames, prompts_.sink_ids,
+                                              bank_options(stream), cfg_.header.stream.chunk_frames);
+    };
+    auto encoding = fresh();
     const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens}};
     for (Question q : questions) {
-      if (q.offline) q.time = encoding.video_end();  // asked after the whole video
-      if (q.time > encoding.video_end()) {
+      if (q.offline) q.time = encoding->video_end();  // asked after the whole video
+      if (q.time > encoding->video_end()) {
         if (!done(q))
           record(error_record(stream.id, q, fmt::format("asked at {:.1f} s, after the end of the stream ({:.1f} s)",
-                                                        q.time, encoding.video_end())));
+                                                        q.time, encoding->video_end())));
         continue;
       }
-      const StreamEncoding::Step encoded = encode_until(encoding, stream.id, q.time);
-      if (!done(q)) record(answer_one(step, encoding, stream.id, q, encoded));
+      if (reencode) {
+        if (done(q)) continue;
+        if (encoding->encoded() > 0) {  // the previous question's memory goes first (its spill files too)
+          totals_.encoded_frames += encoding->encoded();
+          encoding.reset();
+          encoding = fresh();
+        }
+      }
+      const StreamEncoding::Step encoded = encode_until(*encoding, stream.id, q.time);
+      if (!done(q)) record(answer_one(step, *encoding, stream.id, q, encoded));
     }
-    totals_.encoded_frames += encoding.encoded();
+    totals_.encoded_frames += encoding->encoded();
   }
 
   StreamEncoding::Step encode_until(StreamEncoding& encoding, const std::string& stream_id, double time) {

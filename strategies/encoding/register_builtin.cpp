@@ -4,6 +4,7 @@
 
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
+#include "strategies/encoding/streamkv_segments.h"
 
 namespace svqa {
 
@@ -13,6 +14,9 @@ void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE);
   registry.add<MukvOptions>("mukv_multigrain", "MuKV: patch/frame/segment blocks, each prefilled alone, dual-signal token compression",
       [](const MukvOptions& o) { return std::make_unique<MukvMultigrain>(o); }, SVQA_HERE);
+  registry.add<StreamkvOptions>("streamkv_segments",
+      "StreamKV: semantic segments with summary frames, guidance-prompt compression per layer",
+      [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE);
 }
 
 }  // namespace svqa

@@ -17,14 +17,15 @@ std::vector<int64_t> uniform_indices(int64_t n, int64_t k) {
 }
 
 std::vector<int64_t> TimeBaseline::select(const LayerQuery& query, const MemoryBank& bank) {
-  std::vector<int64_t> frames;  // frame blocks present in this layer, in time order
+  std::vector<int64_t> all, frames;  // blocks stored in this layer, and its frame blocks, in bank order
   for (int64_t id = 0; id < bank.size(); ++id) {
-    const auto& b = bank.info(id);
-    if (b.granularity == Granularity::Frame && bank.in_layer(id, query.layer)) frames.push_back(id);
+    if (!bank.in_layer(id, query.layer)) continue;
+    all.push_back(id);
+    if (bank.info(id).granularity == Granularity::Frame) frames.push_back(id);
   }
   const int64_t n = static_cast<int64_t>(frames.size());
   switch (rule_) {
-    case Rule::All: return frames;
+    case Rule::All: return all;
     case Rule::Recent: return {frames.begin() + std::max<int64_t>(0, n - frames_), frames.end()};
     case Rule::Uniform: {
       std::vector<int64_t> out;
@@ -32,7 +33,7 @@ std::vector<int64_t> TimeBaseline::select(const LayerQuery& query, const MemoryB
       return out;
     }
   }
-  return frames;
+  return all;
 }
 
 }  // namespace svqa

@@ -1,6 +1,6 @@
 #pragma once
-// Baselines that choose blocks by time alone, the same at every layer: everything (the
-// full-context reference), k frame blocks evenly spread over the past, or the last k.
+// Baselines that choose blocks by time alone: every block a layer stores (the full-context
+// reference), or k of its frame blocks evenly spread over the past, or its last k.
 
 #include <cstdint>
 #include <string>

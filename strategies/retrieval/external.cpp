@@ -45,9 +45,11 @@ void ExternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& q
 }
 
 std::vector<int64_t> ExternalRetrieval::select(const LayerQuery& query, const MemoryBank& bank) {
-  (void)query, (void)bank;
   if (!question_open_) throw std::logic_error("external retrieval: select() before begin_question()");
-  return selected_blocks_;
+  std::vector<int64_t> stored;  // a block compressed out of this layer (StreamKV) is left out here
+  for (const int64_t id : selected_blocks_)
+    if (bank.in_layer(id, query.layer)) stored.push_back(id);
+  return stored;
 }
 
 }  // namespace svqa

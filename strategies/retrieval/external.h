@@ -47,7 +47,8 @@ class ExternalRetrieval final : public RetrievalStrategy {
   void observe(const VisualUnit& unit) override;
   // Embeds the question and chooses once: frames observed so far, up to the bank's last frame.
   void begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) override;
-  // The blocks chosen in begin_question, the same for every layer, ascending ids.
+  // The blocks chosen in begin_question that this layer stores (all of them unless the encoder
+  // keeps blocks in some layers only), ascending ids.
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
   // Per block: the mean cosine similarity of its frames to the question.
   std::map<int64_t, double> block_scores() const override { return block_scores_; }

@@ -7,6 +7,7 @@
 #include "strategies/retrieval/internal.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
 #include "strategies/retrieval/rrf_mixture.h"
+#include "strategies/retrieval/streamkv_layer_adaptive.h"
 
 namespace svqa {
 
@@ -25,6 +26,9 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE);
   registry.add<FrameCountOptions>("uniform", "k frame blocks evenly spread over the past",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.frames); }, SVQA_HERE);
+  registry.add<StreamkvRetrievalOptions>("streamkv_layer_adaptive",
+      "StreamKV: probe pass, then layer-adaptive counts per layer (recent blocks plus the best older ones)",
+      [](const StreamkvRetrievalOptions& o) { return std::make_unique<StreamkvLayerAdaptive>(o); }, SVQA_HERE);
   registry.add<FrameCountOptions>("recent", "the last k frame blocks",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Recent, o.frames); }, SVQA_HERE);
 }
