@@ -134,6 +134,8 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
     const json& model = j.at("model");
     if (model.value("type", "") != "BPE") fail("model.type", "expected \"BPE\"");
     ignore_merges_ = model.value("ignore_merges", false);
+    if (model.contains("end_of_word_suffix") && model.at("end_of_word_suffix").is_string())
+      end_of_word_suffix_ = model.at("end_of_word_suffix").get<std::string>();
     for (const auto& [token, id] : model.at("vocab").items()) vocab_[token] = id.get<int64_t>();
     int rank = 0;
     for (const auto& m : model.at("merges")) {
@@ -197,6 +199,7 @@ void ByteLevelBpeTokenizer::encode_word(const std::string& word, std::vector<int
     if (auto id = token_id(mapped)) return out.push_back(*id);
   }
   std::vector<std::string> symbols = utf8_chars(mapped);
+  if (!symbols.empty()) symbols.back() += end_of_word_suffix_;
   // Merge the lowest-ranked adjacent pair (leftmost on ties) until none is mergeable.
   while (symbols.size() > 1) {
     int best = INT_MAX;
