@@ -135,12 +135,25 @@ def make_tiny_siglip(seed, hf_dir):
         vision_config=dict(image_size=32, patch_size=8, **common))
     torch.manual_seed(seed)
     model = transformers.SiglipModel(config).eval()
+    processor = {**SIGLIP_PROCESSOR_DEFAULTS, "size": {"height": 32, "width": 32}}
+    save_hf(hf_dir, model, tok, "SiglipImageProcessor", processor)
+    return model, tok, processor
+
+
+def save_hf(hf_dir, model, tok, processor_type, processor):
+    """A tiny model's HF directory: weights, tokenizer and preprocessor_config.json, for anyone to compare."""
     model.save_pretrained(hf_dir)
     tok.save_pretrained(hf_dir)
-    processor = {**SIGLIP_PROCESSOR_DEFAULTS, "size": {"height": 32, "width": 32}}
     (hf_dir / "preprocessor_config.json").write_text(
-        json.dumps({"image_processor_type": "SiglipImageProcessor", **processor}, indent=2) + "\n")
-    return model, tok, processor
+        json.dumps({"image_processor_type": processor_type, **processor}, indent=2) + "\n")
+
+
+def saved_processor(model_dir, defaults):
+    """preprocessor_config.json over the class defaults, read as JSON: HF's image processor classes
+    need torchvision, which the exporter does not import."""
+    path = pathlib.Path(model_dir) / "preprocessor_config.json"
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    return {**defaults, **{k: v for k, v in saved.items() if k in defaults}}
 
 
 def load_siglip(model_dir, dtype):
@@ -148,11 +161,7 @@ def load_siglip(model_dir, dtype):
 
     model = transformers.SiglipModel.from_pretrained(model_dir, dtype=dtype).eval()
     tok = transformers.SiglipTokenizer.from_pretrained(model_dir)
-    # Read as JSON: HF's image processor classes need torchvision, which the exporter does not.
-    saved = {}
-    if (model_dir / "preprocessor_config.json").exists():
-        saved = json.loads((model_dir / "preprocessor_config.json").read_text())
-    processor = {**SIGLIP_PROCESSOR_DEFAULTS, **{k: v for k, v in saved.items() if k in SIGLIP_PROCESSOR_DEFAULTS}}
+    processor = saved_processor(model_dir, SIGLIP_PROCESSOR_DEFAULTS)
     return model, tok, processor
 
 

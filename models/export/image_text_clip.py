@@ -14,12 +14,11 @@ PE-Core needs open_clip and timm, which need torchvision: they are imported from
 import contextlib
 import gzip
 import json
-import pathlib
 
 import torch
 from torch import nn
 
-from models.export import vision_deps
+from models.export import image_text, vision_deps
 
 # CLIP's word pattern without its special tokens (C++ matches those itself, before or after cleanup).
 WORD_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
@@ -107,12 +106,9 @@ def make_tiny_clip(seed, hf_dir):
         projection_dim=t["projection"])
     torch.manual_seed(seed)
     model = transformers.CLIPModel(config).eval()
-    model.save_pretrained(hf_dir)
-    tok.save_pretrained(hf_dir)
     processor = {**CLIP_PROCESSOR_DEFAULTS, "size": {"shortest_edge": t["image_size"]},
                  "crop_size": {"height": t["image_size"], "width": t["image_size"]}}
-    (hf_dir / "preprocessor_config.json").write_text(
-        json.dumps({"image_processor_type": "CLIPImageProcessor", **processor}, indent=2) + "\n")
+    image_text.save_hf(hf_dir, model, tok, "CLIPImageProcessor", processor)
     return model, tok, processor
 
 
@@ -121,10 +117,7 @@ def load_clip(model_dir, dtype):
 
     model = transformers.CLIPModel.from_pretrained(model_dir, dtype=dtype).eval()
     tok = transformers.CLIPTokenizer.from_pretrained(model_dir)
-    saved = {}
-    if (pathlib.Path(model_dir) / "preprocessor_config.json").exists():  # read as JSON: the class needs torchvision
-        saved = json.loads((pathlib.Path(model_dir) / "preprocessor_config.json").read_text())
-    return model, tok, {**CLIP_PROCESSOR_DEFAULTS, **{k: v for k, v in saved.items() if k in CLIP_PROCESSOR_DEFAULTS}}
+    return model, tok, image_text.saved_processor(model_dir, CLIP_PROCESSOR_DEFAULTS)
 
 
 def clip_image_spec(processor, image_size):

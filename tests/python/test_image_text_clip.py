@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from test_image_text import embed, run
 
 TRICKY = [
     "What is the color of the car?", "WHAT IS THE COLOR OF THE CAR", "  leading and trailing  ", "",
@@ -45,21 +46,10 @@ def texts():
     return out
 
 
-def run(args, **kw):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
-
-
 def export(root, out, kind):
     r = run([sys.executable, "-m", "models.export.image_text", "--tiny", kind, "--seed", "0", "--out", out], cwd=root)
     assert r.returncode == 0, r.stderr
     return out
-
-
-def embed(svqa_bin, export_dir, tmp_path, *args):
-    out = tmp_path / "emb.npy"
-    r = run([svqa_bin, "embed", "--model", export_dir, *args, "--out", out])
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout), np.load(out)
 
 
 def text_args(strings):
