@@ -19,11 +19,20 @@ at::Tensor attention_visibility(int64_t queries, int64_t keys, const AttentionMa
 
 AttentionResult attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionMask& mask,
                        bool want_probs) {
+  if (q.dim() != 3 || k.dim() != 3)
+    throw std::invalid_argument("attend: expected q [T, heads, d] and k = v [S, kv_heads, d] with heads % kv_heads == 0");
+  if (k.size(0) < q.size(0) && mask.causal)
+    throw std::invalid_argument("attend: causal attention needs at least as many keys as queries");
+  return attend_masked(q, k, v, attention_visibility(q.size(0), k.size(0), mask, q.device()), want_probs);
+}
+
+AttentionResult attend_masked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
+                              bool want_probs) {
   if (q.dim() != 3 || k.dim() != 3 || v.sizes() != k.sizes() || q.size(2) != k.size(2) || q.size(1) % k.size(1))
     throw std::invalid_argument("attend: expected q [T, heads, d] and k = v [S, kv_heads, d] with heads % kv_heads == 0");
-  const int64_t T = q.size(0), S = k.size(0), heads = q.size(1), d = q.size(2);
-  if (S < T && mask.causal) throw std::invalid_argument("attend: causal attention needs at least as many keys as queries");
-  const auto visible = attention_visibility(T, S, mask, q.device());
+  const int64_t T = q.size(0), heads = q.size(1), d = q.size(2);
+  if (visible.dim() != 2 || visible.size(0) != T || visible.size(1) != k.size(0))
+    throw std::invalid_argument("attend: visibility must be [queries, keys]");
   const auto qh = q.transpose(0, 1);  // [heads, T, d]
   const auto kh = k.transpose(0, 1).repeat_interleave(heads / k.size(1), 0);
   const auto vh = v.transpose(0, 1).repeat_interleave(heads / k.size(1), 0);
