@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 
 namespace svqa {
@@ -10,6 +11,8 @@ namespace svqa {
 void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE);
+  registry.add<MemstreamAksOptions>("memstream_aks", "Mem-Stream: ReKV's window thinned by Adaptive Key Selection",
+      [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE);
 }
 
 }  // namespace svqa
