@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ class EncodingStrategy {
   virtual const SinkKv& sinks() const = 0;
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
+  // Tokens of its local window the next frame attends to (layer 0), for the records: what a
+  // sparsified window (Mem-Stream's AKS) saves; nullopt for encoders without one.
+  virtual std::optional<int64_t> window_tokens() const { return std::nullopt; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with

@@ -270,30 +270,41 @@ std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs,
                                             const std::string& question) {
   std::vector<std::string> written;
   const auto groups = by_benchmark(runs);
-  for (const auto& [benchmark, group] : groups) {
-    // One series per method; its points are the method's runs (grid settings), by memory tokens.
-    LinePlot plot{"Accuracy vs memory: " + benchmark, "memory tokens (mean when a question is asked)",
-                  "accuracy (%)", {}, std::pair<double, double>{0, 100}, std::nullopt, ""};
-    std::map<std::string, std::vector<std::pair<double, double>>> points;
-    std::vector<std::string> order;
-    for (const auto* r : group) {
-      const auto accuracy = r->scores.overall.accuracy() ? r->scores.overall.accuracy() : r->judge_accuracy;
-      if (!accuracy || !r->memory_tokens) continue;
-      if (!points.count(r->method)) order.push_back(r->method);
-      points[r->method].emplace_back(*r->memory_tokens, *accuracy * 100);
+  // Accuracy against tokens held (memory) and tokens attended (inference): one series per method,
+  // its points the method's runs (grid settings).
+  struct TokenAxis {
+    const char* name;
+    const char* label;
+    std::optional<double> RunSummary::*tokens;
+  };
+  const TokenAxis axes[] = {{"memory", "memory tokens (mean when a question is asked)", &RunSummary::memory_tokens},
+                            {"inference", "inference tokens (mean attended while answering)", &RunSummary::inference_tokens}};
+  for (const auto& axis : axes)
+    for (const auto& [benchmark, group] : groups) {
+      LinePlot plot{std::string("Accuracy vs ") + axis.name + ": " + benchmark, axis.label, "accuracy (%)", {},
+                    std::pair<double, double>{0, 100}, std::nullopt, ""};
+      std::map<std::string, std::vector<std::pair<double, double>>> points;
+      std::vector<std::string> order;
+      for (const auto* r : group) {
+        const auto accuracy = r->scores.overall.accuracy() ? r->scores.overall.accuracy() : r->judge_accuracy;
+        const auto& tokens = r->*axis.tokens;
+        if (!accuracy || !tokens) continue;
+        if (!points.count(r->method)) order.push_back(r->method);
+        points[r->method].emplace_back(*tokens, *accuracy * 100);
+      }
+      if (order.empty()) continue;
+      for (const auto& method : order) {
+        auto& p = points[method];
+        std::sort(p.begin(), p.end());
+        PlotSeries series{method, {}, {}, true};
+        for (const auto& [x, y] : p) series.x.push_back(x), series.y.push_back(y);
+        plot.series.push_back(std::move(series));
+      }
+      const std::string stem = dir + "/accuracy_vs_" + axis.name;
+      const std::string path = stem + (groups.size() > 1 ? "_" + benchmark : "") + ".png";
+      write_line_plot(plot, path);
+      written.push_back(path);
     }
-    if (order.empty()) continue;
-    for (const auto& method : order) {
-      auto& p = points[method];
-      std::sort(p.begin(), p.end());
-      PlotSeries series{method, {}, {}, true};
-      for (const auto& [x, y] : p) series.x.push_back(x), series.y.push_back(y);
-      plot.series.push_back(std::move(series));
-    }
-    const std::string path = dir + (groups.size() > 1 ? "/accuracy_vs_memory_" + benchmark + ".png" : "/accuracy_vs_memory.png");
-    write_line_plot(plot, path);
-    written.push_back(path);
-  }
 
   // The question: as asked, else the latest-asked question of the first run with scores.
   std::string stream, id;

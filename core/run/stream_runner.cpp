@@ -227,6 +227,9 @@ int run_streams(const ExperimentConfig& cfg, const Registries& registries, const
                                         {"ttft_s", a.retrieve_seconds + a.prefill_seconds}}},
                             {"memory", memory_json(bank.accounting())}};
       if (!a.block_scores.empty()) rec["retrieval_scores"] = scores_json(a.block_scores, bank);
+      for (const auto& [expert, scores] : a.expert_block_scores)  // a mixture's experts (rrf_mixture)
+        if (!scores.empty()) rec["retrieval_scores_" + expert] = scores_json(scores, bank);
+      if (const auto window = encoder->window_tokens()) rec["memory"]["window_tokens"] = *window;
       if (!q.options.empty()) {
         const Verdict v = judge(rule, q, a.text);  // unanswered or no gold: no "correct"
         rec["letter"] = v.parsed;

@@ -61,7 +61,8 @@ class SlidingWindow {
   // Tokens of the window the next block attends to at `layer` (thinned by a window_tokens hook;
   // the sinks counted while they are still in the window, not once they are their own segment).
   int64_t attended_tokens(int64_t layer) const {
-    const auto& k = layers_.at(static_cast<size_t>(layer)).k;
+    if (layer < 0 || layer >= static_cast<int64_t>(layers_.size())) return 0;  // before begin()
+    const auto& k = layers_[static_cast<size_t>(layer)].k;
     return k.defined() ? k.size(0) : 0;
   }
 

@@ -77,4 +77,12 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
             assert row[column] != "", (row["method"], column)
     markdown = (out / "report.md").read_text()
     assert "| memory tokens | inference tokens | encode fps | TTFT s |" in markdown
-    assert (out / "accuracy_vs_memory.png").exists()
+    assert (out / "accuracy_vs_memory.png").exists() and (out / "accuracy_vs_inference.png").exists()
+    # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
+    mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
+    rec = json.loads(mixture.read_text().splitlines()[-1])
+    assert len(rec["retrieval_scores_internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
+    assert len(rec["retrieval_scores_external"]) == rec["memory"]["blocks"]
+    rekv = next((tmp_path / "results").glob("compare_methods/*internal*/predictions.jsonl"))
+    dense = json.loads(rekv.read_text().splitlines()[-1])["memory"]["window_tokens"]
+    assert 0 < rec["memory"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole
