@@ -1,14 +1,17 @@
 #pragma once
 // Byte-level BPE as Hugging Face `tokenizers` runs it for Qwen2 / Qwen2.5-VL:
 // added tokens matched first, NFC, the pre-tokeniser regex (PCRE2, UTF + UCP), GPT-2's
-// byte-to-unicode map, then merges by rank. A model with an `end_of_word_suffix` (CLIP's "</w>")
-// has it appended to each pre-token's last symbol before merging, as `tokenizers` does.
+// byte-to-unicode map, then merges by rank (models/bpe_merges.h). A model with an
+// `end_of_word_suffix` (CLIP's "</w>") has it appended to each pre-token's last symbol before
+// merging, as `tokenizers` does. Decoding is `tokenizers`' ByteLevel decoder: invalid UTF-8 (an
+// answer cut mid-character) becomes U+FFFD.
 
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "models/bpe_merges.h"
 #include "models/tokenizer.h"
 
 namespace svqa {
@@ -35,7 +38,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   std::string path_;
   std::unordered_map<std::string, int64_t> vocab_;
   std::vector<std::string> id_to_token_;
-  std::unordered_map<std::string, int> merge_rank_;  // "left right" → rank
+  BpeMerges merges_;
   std::vector<AddedToken> added_;                     // longest first
   bool nfc_ = false;
   bool ignore_merges_ = false;

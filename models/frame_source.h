@@ -13,6 +13,7 @@ struct Frames {
   at::Tensor rgb;                  // uint8 [N, H, W, 3], RGB, CPU
   std::vector<double> timestamps;  // seconds from the start of the source, one per frame
   double fps = 0;                  // rate of the returned frames (avg_fps / step for a video)
+  int64_t first = 0;               // stream index of rgb[0] (a piece of a longer stream starts past 0)
 };
 
 // `path` is

@@ -23,19 +23,15 @@
 namespace svqa {
 namespace {
 
-using test::NoBackbone;
+using test::StubBackbone;
 using test::tiny_siglip;
 
 constexpr int64_t kLayers = 3;
 
-MemoryBankOptions bank_options() {
-  MemoryBankOptions o;
-  o.num_layers = kLayers;
-  return o;
-}
+MemoryBankOptions bank_options() { return test::cpu_bank(kLayers); }
 
 KvBlock block_of_frames(int64_t first, int64_t last, Granularity g = Granularity::Frame) {
-  return test::block_of_frames(kLayers, first, last, g);
+  return test::frame_block(kLayers, first, last, g);
 }
 
 // A stream of `frames` (uint8 [N, 32, 32, 3]), one unit of `per_unit` frames at a time, and one
@@ -57,7 +53,7 @@ struct Stream {
 
 // Blocks for every layer; checks they are the same and ascending.
 std::vector<int64_t> ask(ExternalRetrieval& strategy, const std::string& question, const MemoryBank& bank) {
-  NoBackbone backbone;
+  test::StubBackbone backbone;  // external retrieval never runs the backbone
   strategy.begin_question(backbone, QuestionInfo{"q", question, 0}, bank);
   const auto first = strategy.select(LayerQuery{0, {}, {}}, bank);
   CHECK(std::is_sorted(first.begin(), first.end()));
@@ -73,10 +69,7 @@ ExternalRetrievalOptions options(int64_t retrieve_size, int64_t chunk_size) {
   return o;
 }
 
-at::Tensor random_frames(int64_t n, uint64_t seed) {
-  at::manual_seed(seed);
-  return at::randint(0, 256, {n, 32, 32, 3}, at::kByte);
-}
+at::Tensor random_frames(int64_t n, uint64_t seed) { return test::random_frames(n, 32, 32, 1.0, seed).rgb; }
 
 // Indices of the pool ordered by descending cosine with `question`.
 std::vector<int64_t> ranked(const at::Tensor& pool, const std::string& question) {

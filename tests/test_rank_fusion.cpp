@@ -93,7 +93,7 @@ TEST_CASE("rrf_mixture retrieves the block both experts rank high, per layer", "
   };
   auto both = make(1, 1), internal_only = make(1, 0), external_only = make(0, 1), concat = make(1, 1, "l2_concat");
   for (int64_t i = 0; i < n_blocks; ++i) {
-    auto b = test::block_of_frames(layers, i, i);
+    auto b = test::frame_block(layers, i, i);
     for (int64_t l = 0; l < layers; ++l)
       b.representatives.push_back(queries[static_cast<size_t>(l)].queries.mean(0).flatten() * scale[static_cast<size_t>(i)]);
     bank.add(b);
@@ -102,7 +102,7 @@ TEST_CASE("rrf_mixture retrieves the block both experts rank high, per layer", "
     u.first_frame = u.last_frame = i;
     for (auto* s : {both.get(), internal_only.get(), external_only.get(), concat.get()}) s->observe(u);
   }
-  test::NoBackbone backbone;
+  test::StubBackbone backbone;
   for (auto* s : {both.get(), internal_only.get(), external_only.get(), concat.get()})
     s->begin_question(backbone, {"q", question, 0}, bank);
   for (int64_t l = 0; l < layers; ++l) {

@@ -43,6 +43,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);
     auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k}, bank);
+    const auto gather_start = std::chrono::steady_clock::now();
     std::vector<KvBlock> blocks;
     blocks.reserve(ids.size());
     for (const int64_t id : ids) blocks.push_back(bank.block(id));
@@ -50,6 +51,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
     for (const auto& b : blocks) ptrs.push_back(&b);
     const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, options.policy, encoder.next_position(), slots, rope,
                                     backbone.device(), backbone.dtype());
+    answer.gather_seconds += seconds_since(gather_start);
     std::stable_sort(blocks.begin(), blocks.end(),
                      [](const KvBlock& a, const KvBlock& b) { return a.first_frame < b.first_frame; });
     std::vector<int64_t> ordered;

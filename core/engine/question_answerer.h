@@ -32,6 +32,7 @@ struct Answer {
   std::map<std::string, std::map<int64_t, double>> expert_block_scores;  // per expert of a mixture
   at::Tensor prompt_logits;                    // [vocab] float32 after the prompt prefill
   double retrieve_seconds = 0, prefill_seconds = 0, decode_seconds = 0;
+  double gather_seconds = 0;  // part of retrieve_seconds: fetching the selected blocks and assembling the context
 };
 
 // `prompt` is the full answer prompt text (question, options, chat tokens) placed after the

@@ -18,7 +18,11 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
     throw std::invalid_argument("visual units: " + std::to_string(count) + " frames is not a multiple of " +
                                 std::to_string(frames_per_unit_));
   const auto& m = backbone_.manifest();
-  const auto rgb = frames_.rgb.narrow(0, first, count);
+  if (first < frames_.first || first + count > frames_.first + frames_.rgb.size(0))
+    throw std::out_of_range("visual units: frames [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                            ") are not in the frames held, [" + std::to_string(frames_.first) + ", " +
+                            std::to_string(frames_.first + frames_.rgb.size(0)) + ")");
+  const auto rgb = frames_.rgb.narrow(0, first - frames_.first, count);
   const VisualInput input = preprocess_frames(rgb, m.image);
   const at::Tensor tokens = backbone_.encode_frames(input);
   const int64_t units = count / frames_per_unit_, per_unit = tokens.size(0) / units;
@@ -29,8 +33,8 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
     unit.rgb = rgb.narrow(0, u * frames_per_unit_, frames_per_unit_);
     unit.first_frame = first + u * frames_per_unit_;
     unit.last_frame = unit.first_frame + frames_per_unit_ - 1;
-    unit.start_time = frames_.timestamps[static_cast<size_t>(unit.first_frame)];
-    unit.end_time = frames_.timestamps[static_cast<size_t>(unit.last_frame)];
+    unit.start_time = frames_.timestamps[static_cast<size_t>(unit.first_frame - frames_.first)];
+    unit.end_time = frames_.timestamps[static_cast<size_t>(unit.last_frame - frames_.first)];
     if (m.architecture == Architecture::LlavaOnevision) {
       unit.pixels = input.pixels.narrow(0, u, 1);
       unit.positions = text_positions(next_free + u * per_unit, per_unit);

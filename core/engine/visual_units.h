@@ -16,7 +16,8 @@ class VisualUnitMaker {
   VisualUnitMaker(Backbone& backbone, const Frames& frames);
   int64_t frames_per_unit() const { return frames_per_unit_; }
 
-  // Frames [first, first + count) (count a multiple of frames_per_unit) through preprocessing and
+  // Frames [first, first + count) of the stream (count a multiple of frames_per_unit; all within
+  // the frames held, which start at stream index `frames.first`) through preprocessing and
   // the vision tower in one call. Positions: 1-D from `next_free` (LLaVA-OV); mRoPE for the
   // stream as one video starting at `video_start` (Qwen2.5-VL): temporal patch k at
   // t = video_start + ⌊k · tokens_per_second · temporal_patch_size / fps⌋, h and w from video_start.

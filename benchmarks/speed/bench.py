@@ -1,0 +1,235 @@
+"""svqa speed harness: .venv/bin/python benchmarks/speed/bench.py [--quick] [--long] [--json]
+
+Makes its own tiny-but-real-shaped LLaVA-OneVision export (random weights; LLM hidden 512, 8
+layers, 8 heads, 2 kv heads, MLP 1408; a tiny SigLIP tower at 384 px giving the real 196 tokens
+per frame), runs build/bin/svqa_bench on a synthetic stream (ReKV encoding, internal retrieval),
+times Hugging Face re-prefill of the whole past on the same weights (the export's hf/ model), and
+prints one table: encode s/frame against the matmul floor in both window regimes, time to first
+token split into retrieve / gather / prefill, memory. `--json` prints everything as JSON instead.
+
+  --quick  a smoke run (small model, a dozen frames) that CI runs: every field, no meaning
+  --long   a 1-hour stream at 0.5 fps (1,800 frames) with the disk tier: RSS over time
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# LLaVA-OV's Qwen2 at a small width and real proportions; SigLIP patch 14 on 384 px → 27×27 →
+# pooled 14×14 = 196 tokens per frame, as the real model.
+REAL_SHAPE = {
+    "text_config.hidden_size": 512, "text_config.num_hidden_layers": 8, "text_config.num_attention_heads": 8,
+    "text_config.num_key_value_heads": 2, "text_config.head_dim": 64, "text_config.intermediate_size": 1408,
+    "text_config.max_position_embeddings": 131072, "vision_config.image_size": 384, "vision_config.patch_size": 14,
+}
+QUICK_SHAPE = {**REAL_SHAPE, "text_config.hidden_size": 128, "text_config.num_hidden_layers": 2,
+               "text_config.num_attention_heads": 4, "text_config.head_dim": 32, "text_config.intermediate_size": 352}
+
+# Stream settings per mode: ReKV's defaults (n_local 15000, r 64) on the real shape.
+MODES = {
+    "full": dict(shape=REAL_SHAPE, frames=256, n_local=15000, retrieve=64, questions=[16, 64, 256],
+                 hf_frames=[16, 64, 256], ttft_repeats=3, rss_every=16),
+    "quick": dict(shape=QUICK_SHAPE, frames=12, n_local=1000, retrieve=4, questions=[4, 8, 12],
+                  hf_frames=[4, 8], ttft_repeats=1, rss_every=4),
+    "long": dict(shape=REAL_SHAPE, frames=1800, n_local=15000, retrieve=64, questions=[64, 1800],
+                 hf_frames=[], ttft_repeats=1, rss_every=30, ram_budget_mb=256),
+}
+HF_BUDGET_S = 300  # Hugging Face re-prefill at the last point only if its estimate fits
+
+
+def load_average():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def make_export(shape, out):
+    """The export for `shape`, made once and reused while its settings are unchanged."""
+    settings = json.dumps(shape, sort_keys=True)
+    stamp = out / "bench_settings.json"
+    if (out / "manifest.json").exists() and stamp.exists() and stamp.read_text() == settings:
+        return out
+    cmd = [sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "0", "--out", str(out)]
+    for key, value in shape.items():
+        cmd += ["--tiny-set", f"{key}={value}"]
+    print(f"making the export in {out} ...", file=sys.stderr)
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stamp.write_text(settings)
+    return out
+
+
+def run_svqa_bench(binary, export, mode, threads, spill_dir):
+    with tempfile.NamedTemporaryFile(suffix=".json") as result:
+        cmd = [str(binary), "--export", str(export), "--threads", str(threads), "--frames", str(mode["frames"]),
+               "--n-local", str(mode["n_local"]), "--retrieve", str(mode["retrieve"]),
+               "--questions", ",".join(map(str, mode["questions"])), "--ttft-repeats", str(mode["ttft_repeats"]),
+               "--rss-every", str(mode["rss_every"]), "--json", result.name]
+        if "ram_budget_mb" in mode:
+            cmd += ["--ram-budget-mb", str(mode["ram_budget_mb"]), "--spill-dir", str(spill_dir)]
+        subprocess.run(cmd, cwd=ROOT, check=True)
+        return json.loads(pathlib.Path(result.name).read_text())
+
+
+def hf_reprefill(export, measured, frames_list, threads, repeats):
+    """Seconds for Hugging Face to prefill the whole past (sinks, every frame's tokens, the answer
+    prompt) from scratch and give the first token: the language model on input embeddings, the
+    vision tower left out (its cost is the same either way)."""
+    import torch
+    import transformers
+
+    torch.set_num_threads(threads)
+    model = transformers.LlavaOnevisionForConditionalGeneration.from_pretrained(export / "hf").eval()
+    lm, head = model.model.language_model, model.lm_head
+    shape = measured["shape"]
+    prompt = measured["questions"][0]["prompt_tokens"]
+    out = {}
+    with torch.inference_mode():
+        lm(inputs_embeds=torch.randn(1, 64, shape["hidden"]), use_cache=False)  # warm-up
+        for i, frames in enumerate(frames_list):
+            if i and i == len(frames_list) - 1 and out:
+                prev = frames_list[i - 1]
+                estimate = out[prev] * (frames / prev) ** 2 * 0.8
+                if estimate > HF_BUDGET_S:
+                    print(f"skipping HF re-prefill after {frames} frames (estimated {estimate:.0f} s)", file=sys.stderr)
+                    continue
+            length = shape["n_init"] + frames * shape["tokens_per_frame"] + prompt
+            x = torch.randn(1, length, shape["hidden"])
+            best = float("inf")
+            for _ in range(repeats if length < 20000 else 1):
+                t0 = time.perf_counter()
+                h = lm(inputs_embeds=x, use_cache=False).last_hidden_state
+                head(h[:, -1]).argmax(-1)
+                best = min(best, time.perf_counter() - t0)
+            out[frames] = best
+    return out
+
+
+def summarise(measured, hf):
+    frames = measured["frames"]
+    encode = {}
+    for regime, full in (("window_filling", False), ("window_full", True)):
+        rows = [f for f in frames if f["window_full"] == full]
+        if not rows:
+            continue
+        seconds = sum(f["encode_s"] for f in rows)
+        floor = sum(f["floor_s"] for f in rows)
+        encode[regime] = {"frames": len(rows), "s_per_frame": seconds / len(rows), "floor_s_per_frame": floor / len(rows),
+                          "x_floor": seconds / floor, "vision_s_per_frame": sum(f["vision_s"] for f in rows) / len(rows),
+                          "gflops_per_frame": sum(f["flops"] for f in rows) / len(rows) / 1e9}
+    ttft = []
+    for q in measured["questions"]:
+        row = {k: q[k] for k in ("after_frames", "retrieve_s", "gather_s", "prefill_s", "ttft_s", "context_tokens")}
+        row["gather_share"] = q["gather_s"] / q["ttft_s"]
+        hf_s = hf.get(q["after_frames"])
+        row["hf_reprefill_s"] = hf_s
+        row["x_hf"] = q["ttft_s"] / hf_s if hf_s else None
+        ttft.append(row)
+    mem = measured["memory"]
+    bank_frames = len(frames)
+    per_frame = mem["bank_bytes"] / bank_frames
+    memory = {"rss_loaded": mem["rss_loaded"], "peak_rss": mem["peak_rss"],
+              "peak_minus_loaded": mem["peak_rss"] - mem["rss_loaded"], "bank_bytes": mem["bank_bytes"],
+              "window_bytes": mem["window_bytes"], "bank_bytes_per_frame": per_frame,
+              "x_bank_and_window": (mem["peak_rss"] - mem["rss_loaded"]) / (mem["bank_bytes"] + mem["window_bytes"]),
+              "kv_gb_per_hour_at_0.5fps": per_frame * 1800 / 1e9, "peak_counts_from": mem["peak_counts_from"]}
+    by_ttft = {r["after_frames"]: r["ttft_s"] for r in ttft}
+    return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft}
+
+
+def rss_over_time(measured):
+    samples = measured["memory"]["samples"]
+    at_10min = next((s["rss"] for s in samples if s["stream_s"] >= 600), None)
+    peak = max(s["rss"] for s in samples)
+    return {"samples": samples, "rss_at_10min": at_10min, "peak_sampled_rss": peak,
+            "peak_over_10min": peak / at_10min if at_10min else None}
+
+
+def mib(b):
+    return f"{b / 2**20:,.0f} MiB"
+
+
+def print_table(report):
+    m, s = report["measured"], report["summary"]
+    shape, st = m["shape"], m["settings"]
+    print(f"svqa speed ({report['mode']}): LLM {shape['layers']} layers, hidden {shape['hidden']}, "
+          f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_frame']} tokens/frame, {st['dtype']}, "
+          f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
+          f"load average {report['load_before']} → {report['load_after']}; {report['machine']}")
+    print(f"\n{'encode (LLM, per frame)':<28}{'s/frame':>9}{'floor s':>9}{'× floor':>9}{'GFLOP':>8}{'vision s':>10}{'frames':>8}")
+    for regime, e in s["encode"].items():
+        print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
+              f"{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
+    print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
+          f"{'HF re-prefill':>14}{'TTFT/HF':>9}")
+    for r in s["ttft"]:
+        hf = f"{r['hf_reprefill_s']:.2f} s" if r["hf_reprefill_s"] else "-"
+        ratio = f"{r['x_hf']:.4f}" if r["x_hf"] else "-"
+        print(f"  after {r['after_frames']:>4} frames{'':<5}{r['retrieve_s']:>9.3f}{r['gather_s']:>8.3f}{r['prefill_s']:>9.3f}"
+              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{hf:>14}{ratio:>9}")
+    mem = s["memory"]
+    print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
+          f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "
+          f"bank {mib(mem['bank_bytes'])} ({mem['bank_bytes_per_frame'] / 2**20:.2f} MiB/frame), "
+          f"window {mib(mem['window_bytes'])}; KV {mem['kv_gb_per_hour_at_0.5fps']:.2f} GB/hour at 0.5 fps")
+    if "long" in report:
+        lg = report["long"]
+        print(f"\n{'stream time':>12}{'frames':>8}{'RSS':>12}{'wall s':>9}")
+        for smp in lg["samples"]:
+            print(f"{smp['stream_s'] / 60:>10.0f} m{smp['frames']:>8}{mib(smp['rss']):>12}{smp['wall_s']:>9.0f}")
+        if lg["rss_at_10min"]:
+            print(f"peak sampled RSS / RSS at 10 min: {lg['peak_over_10min']:.3f}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="smoke run (CI): small model, 12 frames")
+    group.add_argument("--long", action="store_true", help="1-hour stream at 0.5 fps with the disk tier")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    parser.add_argument("--save", type=pathlib.Path, help="also write the JSON report to this file")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--frames", type=int, help="override the mode's frame count")
+    parser.add_argument("--no-hf", action="store_true", help="skip Hugging Face re-prefill")
+    parser.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (bin/svqa_bench)")
+    parser.add_argument("--work", type=pathlib.Path, help="where exports and spill files go (default BUILD/bench)")
+    args = parser.parse_args(argv)
+
+    name = "quick" if args.quick else "long" if args.long else "full"
+    mode = dict(MODES[name])
+    if args.frames:
+        mode["frames"] = args.frames
+        mode["questions"] = [q for q in mode["questions"] if q <= args.frames] or [args.frames]
+    binary = args.build / "bin" / "svqa_bench"
+    if not binary.exists():
+        sys.exit(f"{binary} not found: build first (cmake --build build)")
+    work = args.work or args.build / "bench"
+    tag = hashlib.sha1(json.dumps(mode["shape"], sort_keys=True).encode()).hexdigest()[:8]
+    export = make_export(mode["shape"], work / f"export-{tag}")
+
+    load_before = load_average()
+    with tempfile.TemporaryDirectory(dir=work) as spill:
+        measured = run_svqa_bench(binary, export, mode, args.threads, spill)
+    hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]
+    hf = hf_reprefill(export, measured, hf_frames, args.threads, 2) if hf_frames else {}
+    report = {"mode": name, "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
+              "load_before": load_before, "load_after": load_average(), "measured": measured,
+              "hf_reprefill_s": hf, "summary": summarise(measured, hf)}
+    if args.long:
+        report["long"] = rss_over_time(measured)
+    if args.save:
+        args.save.write_text(json.dumps(report, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print_table(report)
+
+
+if __name__ == "__main__":
+    main()

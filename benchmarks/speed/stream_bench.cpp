@@ -1,0 +1,189 @@
+#include "benchmarks/speed/stream_bench.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include "benchmarks/speed/matmul_floor.h"
+#include "benchmarks/speed/process_memory.h"
+#include "core/config/runtime.h"
+#include "core/engine/question_answerer.h"
+#include "core/engine/visual_units.h"
+#include "models/frame_source.h"
+#include "models/torchscript_backbone.h"
+#include "strategies/encoding/rekv_sliding_window.h"
+#include "strategies/retrieval/internal.h"
+
+namespace svqa {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ReKV's LLaVA-OV prompts (reference notes §3.2, §3.7): the sinks, and a multiple-choice answer prompt.
+constexpr const char* kSinkPrompt = "<|im_start|>system \nYou are a helpful assistant.<|im_end|><|im_start|>user ";
+constexpr const char* kQuestion = "What is the color of the object that moves left in the video before the person is in the kitchen?";
+constexpr const char* kAnswerPrompt =
+    "\nQuestion: What is the color of the object that moves left in the video before the person is in the kitchen?\n"
+    "Options:\n(A) red\n(B) blue\n(C) green\n(D) yellow\nOnly give the best option.<|im_end|><|im_start|>assistant\n"
+    "Best option: (";
+
+// Frame `index` of the synthetic stream: a pattern that changes every frame, at the export's frame
+// size (no resize), made when the stream reaches it.
+Frames synthetic_frame(int64_t index, const ImageSpec& image, double fps) {
+  const int64_t h = image.height > 0 ? image.height : 384, w = image.width > 0 ? image.width : 384;
+  const auto ramp = at::arange(h * w * 3, at::kLong);
+  Frames f;
+  f.rgb = ((ramp * 7 + index * 13 + ramp / (w * 3) * 5) % 251).to(at::kByte).view({1, h, w, 3});
+  f.timestamps = {static_cast<double>(index) / fps};
+  f.fps = fps;
+  f.first = index;
+  return f;
+}
+
+int64_t intermediate_size(const std::string& export_dir) {
+  const std::string path = export_dir + "/hf/config.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": not found (the floor needs the MLP width: text_config.intermediate_size)");
+  const auto j = nlohmann::json::parse(in);
+  return j.at("text_config").at("intermediate_size").get<int64_t>();
+}
+
+// The keys frame queries see under ReKV's window, as RekvSlidingWindow keeps it: the sinks stay in
+// the window until the stream first outgrows n_local, then form their own segment.
+struct WindowModel {
+  int64_t n_local, n_init, in_window;
+  bool separate = false;
+  WindowModel(int64_t local, int64_t init) : n_local(local), n_init(init), in_window(init) {}
+  int64_t step(int64_t n) {  // keys seen by a frame of n tokens
+    if (!separate && in_window + n > n_local) separate = true, in_window -= n_init;
+    const int64_t keys = in_window + n + (separate ? n_init : 0);
+    in_window = separate ? std::min(n_local, in_window + n) : in_window + n;
+    return keys;
+  }
+  int64_t window_tokens() const { return in_window + (separate ? n_init : 0); }
+};
+
+struct Stream {
+  MemoryBank bank;
+  RekvSlidingWindow encoder;
+  InternalRetrieval retrieval;
+  Stream(Backbone& backbone, const StreamBenchOptions& o, const std::vector<int64_t>& sink_ids)
+      : bank({backbone.num_layers(), backbone.device(), o.ram_budget_mb < 0 ? -1 : o.ram_budget_mb << 20, o.spill_dir}),
+        encoder(RekvOptions{o.n_local}),
+        retrieval({o.retrieve_size, 1, "dot"}) {
+    encoder.begin_stream(backbone, sink_ids, bank);
+    retrieval.begin_stream();
+  }
+};
+
+}  // namespace
+
+nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
+  c10::InferenceMode inference;
+  RuntimeOptions runtime;
+  runtime.device = o.device;
+  if (!o.dtype.empty()) runtime.dtype = o.dtype;
+  const auto t_load = Clock::now();
+  TorchScriptBackbone backbone(o.export_dir, runtime_device(runtime),
+                               o.dtype.empty() ? std::nullopt : std::optional<at::ScalarType>(runtime_dtype(runtime)));
+  const auto& m = backbone.manifest();
+  const auto sink_ids = backbone.tokenizer().encode(kSinkPrompt);
+  const int64_t n_init = static_cast<int64_t>(sink_ids.size());
+  const AnswerOptions answer_options{PositionPolicy::Contiguous, 1};  // TTFT: the first token is the prefill's argmax
+
+  // Warm-up: TorchScript profiles and optimises its graphs on the first calls.
+  {
+    Stream warm(backbone, o, sink_ids);
+    for (int64_t f = 0; f < 2; ++f) {
+      const Frames frame = synthetic_frame(f, m.image, o.fps);
+      VisualUnitMaker units(backbone, frame);
+      warm.encoder.encode(backbone, units.make(f, 1, n_init, warm.encoder.next_position()), warm.bank);
+    }
+    (void)answer_question(backbone, warm.encoder, warm.bank, warm.retrieval, {"q", kQuestion, 1e9}, kAnswerPrompt,
+                          answer_options);
+  }
+  nlohmann::json out;
+  out["load_s"] = seconds_since(t_load);
+  const ProcessMemory loaded = process_memory();
+  const bool peak_reset = reset_peak_memory();
+
+  Stream s(backbone, o, sink_ids);
+  WindowModel window(o.n_local, n_init);
+  nlohmann::json frames = nlohmann::json::array(), questions = nlohmann::json::array(), samples = nlohmann::json::array();
+  int64_t tokens_per_frame = 0;
+  const auto t_stream = Clock::now();
+  for (int64_t f = 0; f < o.frames; ++f) {
+    auto t0 = Clock::now();
+    const Frames frame = synthetic_frame(f, m.image, o.fps);
+    VisualUnitMaker units(backbone, frame);
+    const auto batch = units.make(f, 1, n_init, s.encoder.next_position());
+    const double vision_s = seconds_since(t0);
+    tokens_per_frame = batch.front().tokens.size(0);
+    const int64_t keys = window.step(tokens_per_frame);
+    t0 = Clock::now();
+    s.encoder.encode(backbone, batch, s.bank);
+    const double encode_s = seconds_since(t0);
+    frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
+    const int64_t done = f + 1;
+    if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames)
+      samples.push_back({{"frames", done}, {"stream_s", static_cast<double>(done) / o.fps},
+                         {"rss", process_memory().rss_bytes}, {"wall_s", seconds_since(t_stream)}});
+    if (std::find(o.questions.begin(), o.questions.end(), done) == o.questions.end()) continue;
+    Answer best;
+    for (int r = 0; r < std::max(1, o.ttft_repeats); ++r) {
+      Answer a = answer_question(backbone, s.encoder, s.bank, s.retrieval, {"q", kQuestion, frame.timestamps[0]},
+                                 kAnswerPrompt, answer_options);
+      if (r == 0 || a.retrieve_seconds + a.prefill_seconds < best.retrieve_seconds + best.prefill_seconds) best = a;
+    }
+    questions.push_back({{"after_frames", done},
+                         {"question_tokens", backbone.tokenizer().encode(kQuestion).size()},
+                         {"prompt_tokens", backbone.tokenizer().encode(kAnswerPrompt).size()},
+                         {"context_tokens", best.context_tokens.empty() ? 0 : best.context_tokens.front()},
+                         {"retrieve_s", best.retrieve_seconds - best.gather_seconds},
+                         {"gather_s", best.gather_seconds},
+                         {"prefill_s", best.prefill_seconds},
+                         {"ttft_s", best.retrieve_seconds + best.prefill_seconds}});
+  }
+  const ProcessMemory after = process_memory();
+  const auto& acc = s.bank.accounting();
+  const int64_t kv_token_bytes = 2 * m.text.num_layers * m.text.num_kv_heads * m.text.head_dim *
+                                 static_cast<int64_t>(c10::elementSize(backbone.dtype()));
+  out["memory"] = {{"rss_loaded", loaded.rss_bytes},
+                   {"peak_rss", after.peak_bytes},
+                   {"peak_counts_from", peak_reset ? "loaded" : "process start"},
+                   {"bank_bytes", acc.ram_bytes + acc.disk_bytes},
+                   {"bank_ram_bytes", acc.ram_bytes},
+                   {"bank_disk_bytes", acc.disk_bytes},
+                   {"representative_bytes", acc.representative_bytes},
+                   {"window_bytes", window.window_tokens() * kv_token_bytes},
+                   {"samples", samples}};
+  out["stream_s"] = seconds_since(t_stream);
+
+  if (o.floor) {
+    const DecoderShape shape{m.text.num_layers, m.text.hidden_size, m.text.num_heads, m.text.num_kv_heads,
+                             m.text.head_dim, intermediate_size(o.export_dir)};
+    MatmulFloor floor(shape, tokens_per_frame, backbone.dtype(), backbone.device());
+    for (auto& f : frames) {
+      const int64_t keys = f["keys"].get<int64_t>();
+      f["floor_s"] = floor.seconds(keys);
+      f["flops"] = frame_flops(shape, tokens_per_frame, keys).total();
+    }
+  }
+  out["frames"] = frames;
+  out["questions"] = questions;
+  out["shape"] = {{"layers", m.text.num_layers}, {"hidden", m.text.hidden_size}, {"heads", m.text.num_heads},
+                  {"kv_heads", m.text.num_kv_heads}, {"head_dim", m.text.head_dim},
+                  {"tokens_per_frame", tokens_per_frame}, {"n_init", n_init}};
+  out["settings"] = {{"export", o.export_dir}, {"device", o.device}, {"dtype", c10::toString(backbone.dtype())},
+                     {"threads", at::get_num_threads()}, {"frames", o.frames}, {"fps", o.fps},
+                     {"n_local", o.n_local}, {"retrieve_size", o.retrieve_size},
+                     {"ram_budget_mb", o.ram_budget_mb}, {"questions", o.questions}};
+  return out;
+}
+
+}  // namespace svqa

@@ -1,0 +1,34 @@
+#pragma once
+// One measured ReKV stream on an export: a synthetic stream of frames made as it advances,
+// encoded frame by frame with ReKV's sliding window, questions at given frame counts answered
+// with internal retrieval; per-frame encode times, time to first token split into retrieve /
+// gather / prefill, resident memory over time, and the matrix-multiply floor of every frame.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace svqa {
+
+struct StreamBenchOptions {
+  std::string export_dir;
+  std::string device = "cpu";
+  std::string dtype;  // empty: the export's
+  int64_t frames = 256;
+  double fps = 0.5;                       // frame i is at i / fps seconds
+  int64_t n_local = 15000;                // ReKV's window, tokens
+  int64_t retrieve_size = 64;             // ReKV's r
+  std::vector<int64_t> questions{16, 64, 256};  // ask after this many frames
+  int ttft_repeats = 3;                   // each question asked this often; the fastest counts
+  int64_t ram_budget_mb = -1;             // bank RAM before spilling to disk; < 0: never
+  std::string spill_dir;
+  int64_t rss_every = 16;                 // sample resident memory every this many frames
+  bool floor = true;                      // measure the matmul floor (after the stream)
+};
+
+// The measurements as JSON (see bench.py for the fields it reads).
+nlohmann::json run_stream_bench(const StreamBenchOptions& options);
+
+}  // namespace svqa

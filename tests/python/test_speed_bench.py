@@ -1,0 +1,54 @@
+"""The speed harness's smoke run (benchmarks/speed/bench.py --quick): it runs end to end and its
+report has every field the table shows. No speed is checked here: timings live in the harness."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def quick(root, svqa_bin, tmp_path_factory):
+    bench = svqa_bin.parent / "svqa_bench"
+    if not bench.exists():
+        pytest.fail(f"{bench} not found: build first (scripts/build.sh)")
+    saved = tmp_path_factory.mktemp("bench") / "report.json"
+    cmd = [sys.executable, root / "benchmarks" / "speed" / "bench.py", "--quick", "--build", svqa_bin.parent.parent,
+           "--save", saved]
+    table = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    assert table.returncode == 0, table.stderr
+    return table.stdout, json.loads(saved.read_text())
+
+
+def positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_report_has_every_field(quick):
+    _, report = quick
+    s = report["summary"]
+    assert set(s["encode"]) == {"window_filling", "window_full"}
+    for e in s["encode"].values():
+        for key in ("s_per_frame", "floor_s_per_frame", "x_floor", "vision_s_per_frame", "gflops_per_frame", "frames"):
+            assert positive(e[key]), key
+    assert [r["after_frames"] for r in s["ttft"]] == [4, 8, 12]
+    for r in s["ttft"]:
+        for key in ("retrieve_s", "gather_s", "prefill_s", "ttft_s", "gather_share", "context_tokens"):
+            assert positive(r[key]), key
+        assert math.isclose(r["ttft_s"], r["retrieve_s"] + r["gather_s"] + r["prefill_s"], rel_tol=1e-9)
+    hf = {r["after_frames"]: r for r in s["ttft"] if r["hf_reprefill_s"] is not None}
+    assert sorted(hf) == [4, 8] and all(positive(r["x_hf"]) for r in hf.values())
+    for key in ("rss_loaded", "peak_rss", "bank_bytes", "window_bytes", "bank_bytes_per_frame", "x_bank_and_window",
+                "kv_gb_per_hour_at_0.5fps"):
+        assert positive(s["memory"][key]), key
+    assert len(report["measured"]["memory"]["samples"]) == 3  # every 4 of 12 frames
+    assert report["measured"]["shape"]["tokens_per_frame"] == 196
+
+
+def test_table_shows_every_row(quick):
+    table, _ = quick
+    for row in ("window filling", "window full", "after    4 frames", "after   12 frames", "memory: RSS after loading",
+                "GB/hour at 0.5 fps", "load average"):
+        assert row in table, row
