@@ -14,6 +14,7 @@
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/rekv_sliding_window.h"
+#include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS
 #error "SVQA_TINY_EXPORTS must name the directory the CTest fixture exports tiny backbones to"
@@ -22,16 +23,22 @@
 namespace svqa {
 namespace {
 
-Frames random_frames(int64_t n) {
-  at::manual_seed(11);
-  Frames f{at::randint(0, 256, {n, 140, 168, 3}, at::kByte), {}, 0.5};
-  for (int64_t i = 0; i < n; ++i) f.timestamps.push_back(2.0 * static_cast<double>(i));
-  return f;
-}
-
 std::vector<int64_t> sinks(Backbone& b) {
   return b.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
 }
+
+// The tiny Qwen2.5-VL and the frame-features (2-frame temporal patches) of `n_frames` random frames at 0.5 fps.
+struct TinyQwenStream {
+  TorchScriptBackbone backbone{std::string(SVQA_TINY_EXPORTS) + "/qwen2_5_vl", at::kCPU};
+  std::vector<VisualUnit> units;
+  int64_t n_sinks = 0;
+  explicit TinyQwenStream(int64_t n_frames) {
+    const Frames frames = test::random_frames(n_frames, 140, 168, 0.5, 11);
+    VisualUnitMaker maker(backbone, frames);
+    n_sinks = static_cast<int64_t>(sinks(backbone).size());
+    units = maker.make(0, n_frames, n_sinks, n_sinks);
+  }
+};
 
 // Encodes `units` in two calls (the window carries over) and returns the bank.
 std::unique_ptr<MemoryBank> encode(EncodingStrategy& encoder, Backbone& backbone, const std::vector<VisualUnit>& units) {
@@ -55,10 +62,9 @@ MemstreamAksOptions aks(int64_t n_local, int64_t keep, const std::string& simila
 
 TEST_CASE("AKS keeping every token encodes exactly as ReKV, window sliding", "[tiny_backbone][aks]") {
   at::InferenceMode inference;
-  TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/qwen2_5_vl", at::kCPU);
-  const Frames frames = random_frames(12);
-  VisualUnitMaker maker(backbone, frames);
-  const auto units = maker.make(0, 12, static_cast<int64_t>(sinks(backbone).size()), static_cast<int64_t>(sinks(backbone).size()));
+  TinyQwenStream stream(12);
+  auto& backbone = stream.backbone;
+  const auto& units = stream.units;
   const int64_t n = units[0].tokens.size(0);
   const int64_t n_local = 2 * n + 3;  // about two frame-features: the window slides, the sinks leave it
   RekvSlidingWindow rekv(RekvOptions{n_local});
@@ -80,10 +86,9 @@ TEST_CASE("AKS keeping every token encodes exactly as ReKV, window sliding", "[t
 
 TEST_CASE("AKS keeps exactly the tokens that changed since the previous frame-feature", "[tiny_backbone][aks]") {
   at::InferenceMode inference;
-  TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/qwen2_5_vl", at::kCPU);
-  const Frames frames = random_frames(4);
-  VisualUnitMaker maker(backbone, frames);
-  auto units = maker.make(0, 4, static_cast<int64_t>(sinks(backbone).size()), static_cast<int64_t>(sinks(backbone).size()));
+  TinyQwenStream stream(4);
+  auto& backbone = stream.backbone;
+  auto& units = stream.units;
   // Frame-feature 1 is frame-feature 0 with tokens 1, 5 and 6 replaced: at layer 0 every other
   // token's key is the same (a key depends only on its own token there).
   const std::vector<int64_t> changed = {1, 5, 6};
@@ -106,10 +111,9 @@ TEST_CASE("AKS keeps exactly the tokens that changed since the previous frame-fe
 
 TEST_CASE("the window holds 1/r of the tokens ReKV's would", "[tiny_backbone][aks]") {
   at::InferenceMode inference;
-  TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/qwen2_5_vl", at::kCPU);
-  const Frames frames = random_frames(16);
-  VisualUnitMaker maker(backbone, frames);
-  const auto units = maker.make(0, 16, static_cast<int64_t>(sinks(backbone).size()), static_cast<int64_t>(sinks(backbone).size()));
+  TinyQwenStream stream(16);
+  auto& backbone = stream.backbone;
+  const auto& units = stream.units;
   const int64_t n = units[0].tokens.size(0), n_local = 5 * n;  // a window of five frame-features
   RekvSlidingWindow rekv(RekvOptions{n_local});
   MemstreamAksOptions o;
@@ -149,11 +153,10 @@ TEST_CASE("AKS modes: dilated rows and columns of the token grid, ties to the ea
 TEST_CASE("AKS uniform_frames leaves every r-th frame-feature whole in the window and nothing of the rest",
           "[tiny_backbone][aks]") {
   at::InferenceMode inference;
-  TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/qwen2_5_vl", at::kCPU);
-  const Frames frames = random_frames(8);
-  VisualUnitMaker maker(backbone, frames);
-  const auto n_sinks = static_cast<int64_t>(sinks(backbone).size());
-  const auto units = maker.make(0, 8, n_sinks, n_sinks);
+  TinyQwenStream stream(8);
+  auto& backbone = stream.backbone;
+  const auto& units = stream.units;
+  const int64_t n_sinks = stream.n_sinks;
   MemstreamAksOptions o;
   o.mode = "uniform_frames";
   o.compression = 2;
