@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include "core/io/unicode_text.h"
+
 #include <cstdlib>
 #include <stdexcept>
 
@@ -59,11 +61,7 @@ void append_utf8(std::string& out, int32_t cp) {
   out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(utf8proc_encode_char(cp, buf)));
 }
 
-// Python's str.isspace() (and so `\s` of `re` on str).
-bool is_python_space(int32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+bool is_python_space(int32_t c) { return python_isspace(static_cast<char32_t>(c)); }
 
 std::string python_strip(const std::string& s, bool left, bool right) {
   const auto cps = code_points(s, "text");

@@ -13,7 +13,7 @@ namespace svqa {
 std::vector<int32_t> code_points(const std::string& utf8, const std::string& what);
 void append_utf8(std::string& out, int32_t cp);
 
-// Python's str.isspace() (and so `\s` of `re` on str).
+// Python's str.isspace() (and so `\s` of `re` on str): core/io/unicode_text's python_isspace.
 bool is_python_space(int32_t c);
 std::string python_strip(const std::string& s, bool left, bool right);
 

@@ -7,7 +7,7 @@ encode frames/s, on one export and one synthetic stream.
 `svqa run` once per method (ReKV's sliding window; AKS at ×4 and ×16; the same window of n_local
 stream tokens) with a question every `--every` seconds (`recent` retrieval, one new token: the
 answering is not what is measured). From each run's predictions.jsonl: window tokens =
-`memory.window_tokens` at every question (layer 0; the sinks count while they are in the window),
+`extra.<encoder>.window_tokens` at every question (layer 0; the sinks count while they are in the window),
 encode frames/s = Σ encode_frames / Σ encode_s. Without --export it makes the tiny random Qwen2.5-VL
 export (36 tokens per frame-feature, 3 layers): the window ratio carries over to real models, the
 frames/s do not. Writes OUT/aks_vs_rekv.{json,md,svg}.
@@ -36,7 +36,8 @@ def measure(path):
     answered = sorted((r for r in records if "error" not in r), key=lambda r: r["time"])
     frames = sum(r["timing"]["encode_frames"] for r in answered)
     seconds = sum(r["timing"]["encode_s"] for r in answered)
-    return {"times": [r["time"] for r in answered], "window_tokens": [r["memory"]["window_tokens"] for r in answered],
+    window = [next(v["window_tokens"] for v in r["extra"].values() if "window_tokens" in v) for r in answered]
+    return {"times": [r["time"] for r in answered], "window_tokens": window,
             "encode_fps": frames / seconds, "frames": frames}
 
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/nn/rope.h"
 #include "models/full_context.h"
 #include "strategies/encoding/rekv_sliding_window.h"
@@ -91,6 +93,10 @@ void MemstreamAks::encode(Backbone& backbone, const std::vector<VisualUnit>& uni
     bank.add(rekv_unit_block(units[i], std::move(outputs[i]), heads));
     next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
   }
+}
+
+void MemstreamAks::add_record_fields(nlohmann::json& extra) const {
+  extra["memstream_aks"]["window_tokens"] = window_.attended_tokens(0);
 }
 
 }  // namespace svqa

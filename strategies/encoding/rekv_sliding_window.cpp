@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -35,6 +37,10 @@ KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t hea
   block.values = std::move(output.values);
   for (const auto& k : block.keys) block.representatives.push_back(mean_key_representative(k, heads));
   return block;
+}
+
+void RekvSlidingWindow::add_record_fields(nlohmann::json& extra) const {
+  extra["rekv_sliding_window"]["window_tokens"] = window_.attended_tokens(0);
 }
 
 }  // namespace svqa

@@ -35,7 +35,8 @@ class RekvSlidingWindow final : public EncodingStrategy {
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
   const SinkKv& sinks() const override { return window_.sinks(); }
   int64_t next_position() const override { return next_position_; }
-  std::optional<int64_t> window_tokens() const override { return window_.attended_tokens(0); }
+  // extra.rekv_sliding_window.window_tokens: the window's tokens the next frame attends to (layer 0).
+  void add_record_fields(nlohmann::json& extra) const override;
   const SlidingWindow& window() const { return window_; }
 
  private:

@@ -81,8 +81,9 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
     mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
     rec = json.loads(mixture.read_text().splitlines()[-1])
-    assert len(rec["retrieval_scores_internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
-    assert len(rec["retrieval_scores_external"]) == rec["memory"]["blocks"]
+    experts = rec["extra"]["expert_scores"]
+    assert len(experts["internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
+    assert len(experts["external"]) == rec["memory"]["blocks"]
     rekv = next((tmp_path / "results").glob("compare_methods/*internal*/predictions.jsonl"))
-    dense = json.loads(rekv.read_text().splitlines()[-1])["memory"]["window_tokens"]
-    assert 0 < rec["memory"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole
+    dense = json.loads(rekv.read_text().splitlines()[-1])["extra"]["rekv_sliding_window"]["window_tokens"]
+    assert 0 < rec["extra"]["memstream_aks"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole
