@@ -138,6 +138,8 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
     const json& model = j.at("model");
     if (model.value("type", "") != "BPE") fail("model.type", "expected \"BPE\"");
     ignore_merges_ = model.value("ignore_merges", false);
+    if (model.contains("end_of_word_suffix") && model.at("end_of_word_suffix").is_string())
+      end_of_word_suffix_ = model.at("end_of_word_suffix").get<std::string>();
     for (const auto& [token, id] : model.at("vocab").items()) vocab_[token] = id.get<int64_t>();
     size_t rank = 0;
     for (const auto& m : model.at("merges")) {
@@ -215,10 +217,12 @@ void ByteLevelBpeTokenizer::encode_word(const std::string& word, std::vector<int
   if (ignore_merges_) {
     if (auto id = token_id(mapped)) return out.push_back(*id);
   }
-  // Characters outside the vocabulary are dropped before merging (no unk token), as `tokenizers` does.
+  // Characters outside the vocabulary are dropped before merging (no unk token), as `tokenizers` does;
+  // the last one carries the end-of-word suffix (CLIP's "</w>") when the model has one.
+  const auto chars = utf8_chars(mapped);
   std::vector<int64_t> symbols;
-  for (const auto& ch : utf8_chars(mapped))
-    if (auto id = token_id(ch)) symbols.push_back(*id);
+  for (size_t i = 0; i < chars.size(); ++i)
+    if (auto id = token_id(i + 1 == chars.size() ? chars[i] + end_of_word_suffix_ : chars[i])) symbols.push_back(*id);
   for (const int64_t id : merges_.merge(std::move(symbols))) out.push_back(id);
 }
 

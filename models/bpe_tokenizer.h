@@ -1,8 +1,10 @@
 #pragma once
 // Byte-level BPE as Hugging Face `tokenizers` runs it for Qwen2 / Qwen2.5-VL:
 // added tokens matched first, NFC, the pre-tokeniser regex (PCRE2, UTF + UCP), GPT-2's
-// byte-to-unicode map, then merges by rank (models/bpe_merges.h). Decoding is `tokenizers`' ByteLevel
-// decoder: invalid UTF-8 (an answer cut mid-character) becomes U+FFFD.
+// byte-to-unicode map, then merges by rank (models/bpe_merges.h). A model with an
+// `end_of_word_suffix` (CLIP's "</w>") has it appended to each pre-token's last symbol before
+// merging, as `tokenizers` does. Decoding is `tokenizers`' ByteLevel decoder: invalid UTF-8 (an
+// answer cut mid-character) becomes U+FFFD.
 
 #include <memory>
 #include <string>
@@ -40,6 +42,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   std::vector<AddedToken> added_;                     // longest first
   bool nfc_ = false;
   bool ignore_merges_ = false;
+  std::string end_of_word_suffix_;
   struct Regex;
   std::unique_ptr<Regex> split_;
 };

@@ -10,16 +10,38 @@ namespace {
 // Python's round(): halves to even (std::nearbyint in the default rounding mode).
 int64_t round_half_even(double x) { return static_cast<int64_t>(std::nearbyint(x)); }
 
-// torchvision's resize (antialiased bicubic, align_corners=False) of uint8 [F, 3, H, W], as the HF
-// processors call it: on CPU LibTorch resizes uint8 natively; elsewhere torchvision goes through
-// float32 and clamps and rounds back to uint8.
-at::Tensor resize_like_torchvision(const at::Tensor& frames, int64_t height, int64_t width) {
+// torchvision's resize (antialiased bicubic or bilinear, align_corners=False) of uint8 [F, 3, H, W],
+// as the HF processors call it: on CPU LibTorch resizes uint8 natively; elsewhere torchvision goes
+// through float32 and clamps and rounds back to uint8.
+at::Tensor resize_like_torchvision(const at::Tensor& frames, int64_t height, int64_t width,
+                                   ImageSpec::Interpolation interpolation = ImageSpec::Interpolation::Bicubic) {
   if (frames.size(2) == height && frames.size(3) == width) return frames;  // torchvision returns the input
-  if (frames.is_cpu()) return at::_upsample_bicubic2d_aa(frames, {height, width}, /*align_corners=*/false);
-  return at::_upsample_bicubic2d_aa(frames.to(at::kFloat), {height, width}, false)
-      .clamp_(0, 255)
-      .round_()
-      .to(at::kByte);
+  const auto resize = [&](const at::Tensor& x) {
+    return interpolation == ImageSpec::Interpolation::Bilinear
+               ? at::_upsample_bilinear2d_aa(x, {height, width}, /*align_corners=*/false)
+               : at::_upsample_bicubic2d_aa(x, {height, width}, /*align_corners=*/false);
+  };
+  if (frames.is_cpu()) return resize(frames);
+  return resize(frames.to(at::kFloat)).clamp_(0, 255).round_().to(at::kByte);
+}
+
+// HF's shortest-edge resize (get_resize_output_image_size, default_to_square=False): the short
+// side to `edge`, the long side int(edge * long / short); then torchvision's centre crop, offsets
+// int((size - crop) / 2). CLIP's crop is never larger than the resized frame (crop <= edge).
+at::Tensor resize_shortest_edge_and_crop(const at::Tensor& frames, const ImageSpec& spec) {
+  const int64_t h = frames.size(2), w = frames.size(3), edge = spec.shortest_edge;
+  const int64_t short_side = std::min(h, w), long_side = std::max(h, w);
+  const auto long_new = static_cast<int64_t>(static_cast<double>(edge) * static_cast<double>(long_side) /
+                                             static_cast<double>(short_side));
+  const int64_t nh = w <= h ? long_new : edge, nw = w <= h ? edge : long_new;
+  if (spec.height > nh || spec.width > nw)
+    throw std::invalid_argument("preprocess_frames: crop " + std::to_string(spec.width) + "x" +
+                                std::to_string(spec.height) + " is larger than the resized frame " +
+                                std::to_string(nw) + "x" + std::to_string(nh));
+  const auto resized = resize_like_torchvision(frames, nh, nw, spec.interpolation);
+  const auto top = static_cast<int64_t>(static_cast<double>(nh - spec.height) / 2.0);
+  const auto left = static_cast<int64_t>(static_cast<double>(nw - spec.width) / 2.0);
+  return resized.narrow(2, top, spec.height).narrow(3, left, spec.width);
 }
 
 // HF's fused rescale + normalise: mean and std are float32, scaled by 1 / rescale_factor, then
@@ -76,7 +98,10 @@ VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec) {
                                 std::string(c10::getDtypeNames(rgb.scalar_type()).first) + " " + c10::str(rgb.sizes()));
   const at::Tensor frames = rgb.permute({0, 3, 1, 2}).contiguous();  // [F, 3, H, W], as HF's processors
   if (spec.resize == ImageSpec::Resize::Fixed)
-    return {rescale_and_normalize(resize_like_torchvision(frames, spec.height, spec.width), spec), {0, 0, 0}};
+    return {rescale_and_normalize(resize_like_torchvision(frames, spec.height, spec.width, spec.interpolation), spec),
+            {0, 0, 0}};
+  if (spec.resize == ImageSpec::Resize::ShortestEdgeCrop)
+    return {rescale_and_normalize(resize_shortest_edge_and_crop(frames, spec), spec), {0, 0, 0}};
 
   if (spec.factor != spec.patch_size * spec.merge_size)
     throw std::invalid_argument("preprocess_frames: factor " + std::to_string(spec.factor) +

@@ -61,27 +61,35 @@ class SpecReader {
 
 ImageSpec image_spec_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + ": image: expected an object, got " + j.dump());
-  static const std::set<std::string> kFixedOnly = {"height", "width"};
+  static const std::set<std::string> kFixedOnly = {"height", "width", "interpolation"};
+  static const std::set<std::string> kCropOnly = {"height", "width", "interpolation", "shortest_edge"};
   static const std::set<std::string> kQwenOnly = {"factor", "min_pixels", "max_pixels"};
   static const std::set<std::string> kCommon = {"resize",     "patch_size",     "merge_size", "temporal_patch_size",
                                                 "rescale_factor", "mean", "std"};
   for (const auto& [key, value] : j.items())
-    if (!kFixedOnly.count(key) && !kQwenOnly.count(key) && !kCommon.count(key))
+    if (!kCropOnly.count(key) && !kQwenOnly.count(key) && !kCommon.count(key))
       throw std::runtime_error(where + ": image." + key +
-                               ": unknown key (expected resize, height, width, factor, min_pixels, max_pixels, "
-                               "patch_size, merge_size, temporal_patch_size, rescale_factor, mean, std)");
+                               ": unknown key (expected resize, height, width, shortest_edge, interpolation, factor, "
+                               "min_pixels, max_pixels, patch_size, merge_size, temporal_patch_size, rescale_factor, "
+                               "mean, std)");
 
   const SpecReader r(j, where);
   ImageSpec spec;
   const json resize = j.value("resize", json());
   if (resize == "fixed") spec.resize = ImageSpec::Resize::Fixed;
   else if (resize == "qwen_smart") spec.resize = ImageSpec::Resize::QwenSmart;
+  else if (resize == "shortest_edge_crop") spec.resize = ImageSpec::Resize::ShortestEdgeCrop;
   else if (resize.is_null())
-    throw std::runtime_error(where + ": image.resize: missing (expected \"fixed\" or \"qwen_smart\")");
-  else r.fail("resize", "\"fixed\" or \"qwen_smart\"");
-  const bool fixed = spec.resize == ImageSpec::Resize::Fixed;
-  for (const auto& key : fixed ? kQwenOnly : kFixedOnly)
-    if (r.has(key)) r.fail(key, std::string("no such key with resize \"") + (fixed ? "fixed" : "qwen_smart") + "\"");
+    throw std::runtime_error(where + ": image.resize: missing (expected \"fixed\", \"qwen_smart\" or \"shortest_edge_crop\")");
+  else r.fail("resize", "\"fixed\", \"qwen_smart\" or \"shortest_edge_crop\"");
+  const bool fixed = spec.resize == ImageSpec::Resize::Fixed, crop = spec.resize == ImageSpec::Resize::ShortestEdgeCrop;
+  const std::set<std::string>& allowed = fixed ? kFixedOnly : crop ? kCropOnly : kQwenOnly;
+  for (const auto& key : {"height", "width", "interpolation", "shortest_edge", "factor", "min_pixels", "max_pixels"})
+    if (r.has(key) && !allowed.count(key))
+      r.fail(key, std::string("no such key with resize ") + resize.dump());
+  const json interpolation = j.value("interpolation", json("bicubic"));
+  if (interpolation == "bilinear") spec.interpolation = ImageSpec::Interpolation::Bilinear;
+  else if (interpolation != "bicubic") r.fail("interpolation", "\"bicubic\" or \"bilinear\"");
 
   spec.patch_size = r.positive_int("patch_size", spec.patch_size, false);
   spec.merge_size = r.positive_int("merge_size", spec.merge_size, false);
@@ -89,9 +97,10 @@ ImageSpec image_spec_from_json(const json& j, const std::string& where) {
   spec.rescale_factor = r.positive_number("rescale_factor", spec.rescale_factor);
   spec.mean = r.three_numbers("mean", spec.mean, false);
   spec.std = r.three_numbers("std", spec.std, true);
-  if (fixed) {
+  if (fixed || crop) {
     spec.height = r.positive_int("height", 0, true);
     spec.width = r.positive_int("width", 0, true);
+    if (crop) spec.shortest_edge = r.positive_int("shortest_edge", 0, true);
   } else {
     // Qwen's processor resizes to multiples of patch_size * merge_size; a different factor would
     // leave frames that do not cut into whole merge groups.

@@ -13,11 +13,15 @@ namespace svqa {
 
 struct ImageSpec {
   enum class Resize {
-    Fixed,      // LLaVA-OneVision: every frame to height × width
-    QwenSmart,  // Qwen2.5-VL: smart_resize to multiples of `factor` within [min_pixels, max_pixels]
+    Fixed,             // LLaVA-OneVision, SigLIP, PE-Core: every frame to height × width
+    QwenSmart,         // Qwen2.5-VL: smart_resize to multiples of `factor` within [min_pixels, max_pixels]
+    ShortestEdgeCrop,  // CLIP: shortest edge to `shortest_edge` (aspect kept), then a centred height × width crop
   };
+  enum class Interpolation { Bicubic, Bilinear };  // both antialiased, as torchvision's resize
   Resize resize = Resize::Fixed;
-  int64_t height = 0, width = 0;          // Fixed
+  Interpolation interpolation = Interpolation::Bicubic;
+  int64_t height = 0, width = 0;          // Fixed; ShortestEdgeCrop: the crop
+  int64_t shortest_edge = 0;              // ShortestEdgeCrop
   int64_t factor = 28;                    // QwenSmart: patch_size * merge_size
   int64_t min_pixels = 0, max_pixels = 0; // QwenSmart
   int64_t patch_size = 14;

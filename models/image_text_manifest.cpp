@@ -57,15 +57,8 @@ class Reader {
   std::string file_;
 };
 
-SiglipTextSettings text_settings(const Reader& r, const json& t) {
-  if (r.string(t, "text.tokenizer") != "siglip") r.fail("text.tokenizer", "expected \"siglip\"");
-  SiglipTextSettings s;
-  s.max_length = r.integer(t, "text.max_length", 1);
-  s.pad_id = r.integer(t, "text.pad_id", 0);
-  s.eos_id = r.integer(t, "text.eos_id", 0);
-  s.unk_piece = r.string(t, "text.unk_piece");
-  s.lowercase = r.boolean(t, "text.lowercase");
-  s.remove_punctuation = r.boolean(t, "text.remove_punctuation");
+std::vector<AddedTextToken> added_tokens(const Reader& r, const json& t) {
+  std::vector<AddedTextToken> out;
   const json& added = r.at(t, "text.added_tokens");
   if (!added.is_array()) r.fail("text.added_tokens", "expected a list, got " + added.dump());
   for (size_t i = 0; i < added.size(); ++i) {
@@ -77,8 +70,33 @@ SiglipTextSettings text_settings(const Reader& r, const json& t) {
     a.lstrip = r.boolean(added[i], key + ".lstrip");
     a.rstrip = r.boolean(added[i], key + ".rstrip");
     a.special = r.boolean(added[i], key + ".special");
-    s.added_tokens.push_back(a);
+    a.normalized = added[i].contains("normalized") && r.boolean(added[i], key + ".normalized");
+    out.push_back(a);
   }
+  return out;
+}
+
+ClipTextSettings clip_text_settings(const Reader& r, const json& t) {
+  ClipTextSettings s;
+  s.cleanup = r.string(t, "text.cleanup");
+  if (s.cleanup != "hf" && s.cleanup != "open_clip") r.fail("text.cleanup", "expected \"hf\" or \"open_clip\"");
+  s.context_length = r.integer(t, "text.context_length", 2);
+  s.bos_id = r.integer(t, "text.bos_id", 0);
+  s.eos_id = r.integer(t, "text.eos_id", 0);
+  s.pad_id = r.integer(t, "text.pad_id", 0);
+  s.added_tokens = added_tokens(r, t);
+  return s;
+}
+
+SiglipTextSettings text_settings(const Reader& r, const json& t) {
+  SiglipTextSettings s;
+  s.max_length = r.integer(t, "text.max_length", 1);
+  s.pad_id = r.integer(t, "text.pad_id", 0);
+  s.eos_id = r.integer(t, "text.eos_id", 0);
+  s.unk_piece = r.string(t, "text.unk_piece");
+  s.lowercase = r.boolean(t, "text.lowercase");
+  s.remove_punctuation = r.boolean(t, "text.remove_punctuation");
+  s.added_tokens = added_tokens(r, t);
   return s;
 }
 
@@ -110,20 +128,30 @@ ImageTextManifest load_image_text_manifest(const std::string& dir) {
   ImageTextManifest m;
   m.dir = dir;
   m.architecture = r.string(j, "architecture");
-  if (m.architecture != "siglip")
-    r.fail("architecture", "expected \"siglip\", got \"" + m.architecture + "\" (the only image-text model svqa runs)");
+  if (m.architecture != "siglip" && m.architecture != "clip" && m.architecture != "pe_core")
+    r.fail("architecture", "expected \"siglip\", \"clip\" or \"pe_core\", got \"" + m.architecture + "\"");
   m.source = j.value("source", "");
   m.dtype = r.string(j, "dtype");
   if (m.dtype != "float32" && m.dtype != "float16" && m.dtype != "bfloat16")
     r.fail("dtype", "expected float32, float16 or bfloat16, got \"" + m.dtype + "\"");
   m.embedding_dim = r.integer(j, "embedding_dim", 1);
   m.image = image_spec_from_json(r.at(j, "image"), file);
-  if (m.image.resize != ImageSpec::Resize::Fixed) r.fail("image.resize", "expected \"fixed\"");
-  m.text = text_settings(r, r.at(j, "text"));
+  if (m.image.resize == ImageSpec::Resize::QwenSmart)
+    r.fail("image.resize", "expected \"fixed\" or \"shortest_edge_crop\"");
+  const json& text = r.at(j, "text");
+  m.text_tokenizer = r.string(text, "text.tokenizer");
   const json& files = r.at(j, "files");
   m.image_file = r.file(files, "files.image", dir);
   m.text_file = r.file(files, "files.text", dir);
-  m.spiece_file = r.file(files, "files.spiece", dir);
+  if (m.text_tokenizer == "siglip") {
+    m.text = text_settings(r, text);
+    m.spiece_file = r.file(files, "files.spiece", dir);
+  } else if (m.text_tokenizer == "clip") {
+    m.clip_text = clip_text_settings(r, text);
+    m.bpe_file = r.file(files, "files.bpe", dir);
+  } else {
+    r.fail("text.tokenizer", "expected \"siglip\" or \"clip\", got \"" + m.text_tokenizer + "\"");
+  }
   return m;
 }
 

@@ -12,7 +12,14 @@ namespace {
 // at 384 px peaks near 1 GB per frame in the traced module on CPU, docs/retrieval.md).
 constexpr int64_t kImageBatch = 8;
 
-
+std::function<std::vector<int64_t>(const std::string&)> text_tokenizer(const ImageTextManifest& m) {
+  if (m.text_tokenizer == "clip") {
+    auto clip = std::make_shared<ClipTextTokenizer>(m.bpe_file, m.clip_text);
+    return [clip](const std::string& text) { return clip->encode(text); };
+  }
+  auto siglip = std::make_shared<SiglipTextTokenizer>(m.spiece_file, m.text);
+  return [siglip](const std::string& text) { return siglip->encode(text); };
+}
 
 }  // namespace
 
@@ -20,7 +27,7 @@ ImageTextModel::ImageTextModel(const std::string& export_dir, at::Device device)
     : manifest_(load_image_text_manifest(export_dir)),
       device_(device),
       dtype_(export_dtype(manifest_.dtype)),
-      tokenizer_(manifest_.spiece_file, manifest_.text),
+      text_ids_(text_tokenizer(manifest_)),
       image_(load_torchscript_file(manifest_.image_file, device)),
       text_(load_torchscript_file(manifest_.text_file, device)) {}
 

@@ -1,11 +1,12 @@
 #pragma once
-// An image-text model (SigLIP) exported by `python -m models.export.image_text`: frames and texts
-// to L2-normalised embeddings in one space, so a dot product is their cosine similarity.
+// An image-text model (SigLIP, CLIP or PE-Core) exported by `python -m models.export.image_text`:
+// frames and texts to L2-normalised embeddings in one space, so a dot product is their cosine.
 
 #include <ATen/ATen.h>
 #include <torch/script.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,12 +23,13 @@ class ImageTextModel {
   explicit ImageTextModel(const std::string& export_dir, at::Device device = at::kCPU);
 
   // uint8 [N, H, W, 3] RGB frames → float32 [N, D] on the model's device, unit rows. Frames are
-  // preprocessed as the HF SiglipImageProcessor does (resize to the model's square, no crop).
+  // preprocessed as the manifest's image spec says (SigLIP, PE-Core: resize to the model's square;
+  // CLIP: shortest edge, centre crop).
   at::Tensor embed_images(const at::Tensor& rgb);
   // The question → float32 [D] on the model's device, unit norm.
   at::Tensor embed_text(const std::string& text);
   // The ids embed_text feeds the text tower (max_length of them, padded).
-  std::vector<int64_t> text_ids(const std::string& text) const { return tokenizer_.encode(text); }
+  std::vector<int64_t> text_ids(const std::string& text) const { return text_ids_(text); }
 
   const ImageTextManifest& manifest() const { return manifest_; }
   at::Device device() const { return device_; }
@@ -36,7 +38,7 @@ class ImageTextModel {
   ImageTextManifest manifest_;
   at::Device device_;
   at::ScalarType dtype_;
-  SiglipTextTokenizer tokenizer_;
+  std::function<std::vector<int64_t>(const std::string&)> text_ids_;
   torch::jit::Module image_, text_;
 };
 

@@ -1,80 +1,17 @@
 #include "models/siglip_text_tokenizer.h"
 
 #include <sentencepiece_processor.h>
-#include <utf8proc.h>
 
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
-#include "core/io/unicode_text.h"
+#include "models/unicode_text.h"
 
 namespace svqa {
 namespace {
 
 constexpr const char* kUnderline = "\xE2\x96\x81";  // "▁", SentencePiece's word-boundary mark
-
-std::vector<utf8proc_int32_t> code_points(const std::string& s) {
-  std::vector<utf8proc_int32_t> out;
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  for (utf8proc_ssize_t i = 0, n = static_cast<utf8proc_ssize_t>(s.size()); i < n;) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t len = utf8proc_iterate(p + i, n - i, &cp);
-    if (len < 0) throw std::invalid_argument("SigLIP text: input is not valid UTF-8");
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
-}
-
-void append_utf8(std::string& out, utf8proc_int32_t cp) {
-  utf8proc_uint8_t buf[4];
-  out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(utf8proc_encode_char(cp, buf)));
-}
-
-// Python's str.isspace() (and so `\s` of `re` on str).
-bool is_space(utf8proc_int32_t c) { return python_isspace(static_cast<char32_t>(c)); }
-
-bool is_cased(utf8proc_int32_t c) {
-  const auto cat = utf8proc_category(c);
-  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT ||
-         utf8proc_tolower(c) != c || utf8proc_toupper(c) != c;
-}
-
-// Unicode Case_Ignorable: marks, format characters, modifiers, and the word-break Mid* / quote set.
-bool is_case_ignorable(utf8proc_int32_t c) {
-  switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_CF:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_SK:
-      return true;
-    default:
-      break;
-  }
-  for (utf8proc_int32_t m : {0x27, 0x2E, 0x3A, 0xB7, 0x387, 0x55F, 0x5F4, 0x2018, 0x2019, 0x2024, 0x2027, 0xFE13,
-                             0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A})
-    if (c == m) return true;
-  return false;
-}
-
-// Python's Final_Sigma rule: Σ after a cased letter and not before one (case-ignorables skipped).
-bool final_sigma(const std::vector<utf8proc_int32_t>& cps, size_t i) {
-  size_t j = i;
-  while (j > 0 && is_case_ignorable(cps[j - 1])) --j;
-  if (j == 0 || !is_cased(cps[j - 1])) return false;
-  size_t k = i + 1;
-  while (k < cps.size() && is_case_ignorable(cps[k])) ++k;
-  return k == cps.size() || !is_cased(cps[k]);
-}
-
-std::string python_strip(const std::string& s, bool left, bool right) {
-  const auto cps = code_points(s);
-  size_t b = 0, e = cps.size();
-  while (left && b < e && is_space(cps[b])) ++b;
-  while (right && e > b && is_space(cps[e - 1])) --e;
-  std::string out;
-  for (size_t i = b; i < e; ++i) append_utf8(out, cps[i]);
-  return out;
-}
 
 // SiglipTokenizer.canonicalize_text: lower, remove string.punctuation, `\s+` → " ", strip.
 std::string canonicalize(const std::string& text, const SiglipTextSettings& s) {
@@ -82,9 +19,9 @@ std::string canonicalize(const std::string& text, const SiglipTextSettings& s) {
   const std::string lowered = s.lowercase ? python_lower(text) : text;
   std::string out;
   bool in_space = false;
-  for (utf8proc_int32_t c : code_points(lowered)) {
+  for (int32_t c : code_points(lowered, "SigLIP text")) {
     if (s.remove_punctuation && c < 0x80 && kPunctuation.find(static_cast<char>(c)) != std::string::npos) continue;
-    if (is_space(c)) {
+    if (is_python_space(c)) {
       if (!in_space) out += ' ';
       in_space = true;
       continue;
@@ -101,33 +38,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-struct Chunk {
-  std::string text;
-  const AddedTextToken* added = nullptr;
-};
-
-// HF's Trie.split: every occurrence of an added token (leftmost, longest) becomes its own chunk.
-std::vector<Chunk> split_on_added(const std::string& text, const std::vector<AddedTextToken>& added) {
-  std::vector<Chunk> out;
-  size_t start = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    const AddedTextToken* hit = nullptr;
-    for (const auto& a : added)
-      if (text.compare(pos, a.content.size(), a.content) == 0 && (!hit || a.content.size() > hit->content.size()))
-        hit = &a;
-    if (!hit) {
-      ++pos;
-      continue;
-    }
-    if (pos > start) out.push_back({text.substr(start, pos - start), nullptr});
-    out.push_back({hit->content, hit});
-    pos += hit->content.size();
-    start = pos;
-  }
-  if (start < text.size()) out.push_back({text.substr(start), nullptr});
-  return out;
-}
-
 std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
@@ -135,23 +45,6 @@ std::string one_line(std::string s) {
 }
 
 }  // namespace
-
-std::string python_lower(const std::string& utf8) {
-  const auto cps = code_points(utf8);
-  std::string out;
-  for (size_t i = 0; i < cps.size(); ++i) {
-    const utf8proc_int32_t c = cps[i];
-    if (c == 0x130) {  // İ: the one unconditional multi-character lowercase mapping
-      append_utf8(out, 0x69);
-      append_utf8(out, 0x307);
-    } else if (c == 0x3A3) {
-      append_utf8(out, final_sigma(cps, i) ? 0x3C2 : 0x3C3);
-    } else {
-      append_utf8(out, utf8proc_tolower(c));
-    }
-  }
-  return out;
-}
 
 SiglipTextTokenizer::SiglipTextTokenizer(const std::string& spiece_model, SiglipTextSettings settings)
     : settings_(std::move(settings)), sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {

@@ -14,18 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "models/unicode_text.h"
+
 namespace sentencepiece {
 class SentencePieceProcessor;
 }
 
 namespace svqa {
-
-struct AddedTextToken {
-  std::string content;
-  int64_t id = 0;
-  bool lstrip = false, rstrip = false;
-  bool special = true;
-};
 
 struct SiglipTextSettings {
   int64_t max_length = 64;
@@ -53,8 +48,5 @@ class SiglipTextTokenizer {
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   size_t unk_pieces_ = 0;  // SentencePiece pieces of `unk_piece` alone, dropped from every encoding
 };
-
-// Python's str.lower() on UTF-8 (exposed for tests).
-std::string python_lower(const std::string& utf8);
 
 }  // namespace svqa

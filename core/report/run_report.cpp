@@ -259,38 +259,49 @@ std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs,
   std::vector<std::string> written;
   const auto groups = by_benchmark(runs);
   const auto legend = legend_names(runs);
-  for (const auto& [benchmark, group] : groups) {
-    // One series per method; its points are the method's runs (grid settings), by memory tokens.
-    LinePlot plot{"Accuracy vs memory: " + benchmark, "memory tokens (mean when a question is asked)",
-                  "accuracy (%)", {}, std::pair<double, double>{-3, 103}, std::nullopt, ""};  // room for markers at 0 and 100
-    struct Point {
-      double x, y;
-      std::string run;  // the run's settings, beside its point
-      bool operator<(const Point& o) const { return std::tie(x, y, run) < std::tie(o.x, o.y, o.run); }
-    };
-    std::map<std::string, std::vector<Point>> points;
-    std::vector<std::string> order;
-    for (const auto* r : group) {
-      const auto accuracy = r->scores.overall.accuracy() ? r->scores.overall.accuracy() : r->judge_accuracy;
-      if (!accuracy || !r->memory_tokens) continue;
-      if (!points.count(r->method)) order.push_back(r->method);
-      points[r->method].push_back({*r->memory_tokens, *accuracy * 100, legend.at(r)});
-    }
-    if (order.empty()) continue;
-    for (const auto& method : order) {
-      auto& p = points[method];
-      std::sort(p.begin(), p.end());
-      PlotSeries series{method, {}, {}, true, {}};
-      for (const auto& point : p) {
-        series.x.push_back(point.x), series.y.push_back(point.y);
-        if (p.size() > 1) series.point_labels.push_back(point.run);  // which run is which point
+  // Accuracy against tokens held (memory) and tokens attended (inference): one series per method,
+  // its points the method's runs (grid settings), labelled with the run's settings.
+  struct TokenAxis {
+    const char* name;
+    const char* label;
+    std::optional<double> RunSummary::*tokens;
+  };
+  const TokenAxis axes[] = {{"memory", "memory tokens (mean when a question is asked)", &RunSummary::memory_tokens},
+                            {"inference", "inference tokens (mean attended while answering)", &RunSummary::inference_tokens}};
+  struct Point {
+    double x, y;
+    std::string run;  // the run's settings, beside its point
+    bool operator<(const Point& o) const { return std::tie(x, y, run) < std::tie(o.x, o.y, o.run); }
+  };
+  for (const auto& axis : axes)
+    for (const auto& [benchmark, group] : groups) {
+      LinePlot plot{std::string("Accuracy vs ") + axis.name + ": " + benchmark, axis.label, "accuracy (%)", {},
+                    std::pair<double, double>{-3, 103}, std::nullopt, ""};  // room for markers at 0 and 100
+      std::map<std::string, std::vector<Point>> points;
+      std::vector<std::string> order;
+      for (const auto* r : group) {
+        const auto accuracy = r->scores.overall.accuracy() ? r->scores.overall.accuracy() : r->judge_accuracy;
+        const auto& tokens = r->*axis.tokens;
+        if (!accuracy || !tokens) continue;
+        if (!points.count(r->method)) order.push_back(r->method);
+        points[r->method].push_back({*tokens, *accuracy * 100, legend.at(r)});
       }
-      plot.series.push_back(std::move(series));
+      if (order.empty()) continue;
+      for (const auto& method : order) {
+        auto& p = points[method];
+        std::sort(p.begin(), p.end());
+        PlotSeries series{method, {}, {}, true, {}};
+        for (const auto& point : p) {
+          series.x.push_back(point.x), series.y.push_back(point.y);
+          if (p.size() > 1) series.point_labels.push_back(point.run);  // which run is which point
+        }
+        plot.series.push_back(std::move(series));
+      }
+      const std::string stem = dir + "/accuracy_vs_" + axis.name;
+      const std::string path = stem + (groups.size() > 1 ? "_" + benchmark : "") + ".png";
+      write_line_plot(plot, path);
+      written.push_back(path);
     }
-    const std::string path = dir + (groups.size() > 1 ? "/accuracy_vs_memory_" + benchmark + ".png" : "/accuracy_vs_memory.png");
-    write_line_plot(plot, path);
-    written.push_back(path);
-  }
 
   // The question: as asked, else the latest-asked question of the first run with scores.
   std::string stream, id;

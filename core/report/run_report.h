@@ -54,7 +54,8 @@ std::string report_markdown(const std::vector<RunSummary>& runs);
 // Long format: one row per run × benchmark × category ("overall", "M-Avg" rows too).
 std::string report_csv(const std::vector<RunSummary>& runs);
 
-// accuracy_vs_memory[_<benchmark>].png and retrieval_scores.png in `dir`; returns the paths written.
+// accuracy_vs_memory[_<benchmark>].png, accuracy_vs_inference[_<benchmark>].png and retrieval_scores.png
+// in `dir`; returns the paths written.
 // `question` ("STREAM/ID") picks the question of the score plot; empty: the latest question of the
 // first run that has scores.
 std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs, const std::string& dir,

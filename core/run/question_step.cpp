@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "core/io/format.h"
 #include "models/torch_error.h"
@@ -81,8 +84,15 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   r.timing = RecordTiming{encoding.seconds + told_s, encoding.frames, a.retrieve_seconds, a.prefill_seconds, a.decode_seconds,
                           a.retrieve_seconds + a.prefill_seconds};
   r.memory = record_memory(bank.accounting());
-  for (const auto& [id, score] : a.block_scores)  // 5 significant digits
-    r.retrieval_scores.emplace_back(bank.info(id).start_time, std::stod(fmt::format("{:.5g}", score)));
+  // Scores as (block start s, score) in block order, 5 significant digits.
+  const auto scored = [&](const std::map<int64_t, double>& scores) {
+    std::vector<std::pair<double, double>> out;
+    for (const auto& [id, score] : scores) out.emplace_back(bank.info(id).start_time, std::stod(fmt::format("{:.5g}", score)));
+    return out;
+  };
+  r.retrieval_scores = scored(a.block_scores);
+  for (const auto& [expert, scores] : a.expert_block_scores)  // a mixture's experts (rrf_mixture)
+    if (!scores.empty()) r.extra["expert_scores"][expert] = scored(scores);
   if (!q.options.empty()) {
     const Verdict v = step.benchmark.verdict(q, a.text);  // unanswered or no gold: no "correct"
     r.letter = v.parsed;

@@ -1,14 +1,18 @@
-"""python -m models.export.image_text (--model HF_DIR | --tiny siglip [--seed N]) --out DIR [--dtype float32]
+"""python -m models.export.image_text (--model DIR | --tiny siglip|clip|pe_core [--seed N]) --out DIR [--dtype float32]
 
-Exports the image-text model that external retrieval (ReKV §3.6) embeds frames and questions with:
-DIR/image.pt (pixels [N,3,S,S] → L2-normalised image embeddings [N,D] float32), DIR/text.pt
-(input_ids [1,T] int64 → L2-normalised text embedding [1,D] float32), DIR/spiece.model (the
-SentencePiece model exactly as the HF tokenizer runs it) and DIR/manifest.json, written last.
-With --tiny also DIR/hf/ (the random HF model and its tokenizer) so anyone can compare.
+Exports the image-text model that external retrieval (ReKV §3.6, Mem-Stream's external expert)
+embeds frames and questions with: DIR/image.pt (pixels [N,3,S,S] → L2-normalised image embeddings
+[N,D] float32), DIR/text.pt (input_ids [1,T] int64 → L2-normalised text embedding [1,D] float32),
+the tokenizer (SigLIP: DIR/spiece.model, the SentencePiece model exactly as the HF tokenizer runs
+it; CLIP and PE-Core: DIR/bpe.json, CLIP's BPE) and DIR/manifest.json, written last.
 
-SigLIP only. CLIP's tokenizer (lowercase, whitespace split, byte-level BPE with a `</w>` word
-suffix, BOS/EOS post-processor) is not one svqa's C++ tokenizers read (models/bpe_tokenizer reads
-Qwen2's byte-level BPE: NFC only, no `</w>`), so `--tiny clip` and CLIP checkpoints are refused.
+  SigLIP   a Hugging Face SiglipModel directory (model_type siglip)
+  CLIP     a Hugging Face CLIPModel directory (model_type clip), e.g. openai/clip-vit-large-patch14
+  PE-Core  an open_clip directory (open_clip_config.json + weights), e.g. timm/PE-Core-L-14-336;
+           open_clip and timm come from .venv/hf-vision (models/export/vision_deps.py)
+
+With --tiny also DIR/hf/ for SigLIP and CLIP (the random HF model and its tokenizer) so anyone can
+compare; a tiny PE-Core is rebuilt from --seed (models/export/image_text_clip.make_tiny_pe_core).
 """
 
 import argparse
@@ -27,8 +31,6 @@ FORMAT_VERSION = 1
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Export-time self-check tolerance per dtype (fp32 is the one the parity tests hold to 1e-4).
 CHECK_ATOL = {torch.float32: 1e-4, torch.float16: 5e-2, torch.bfloat16: 1e-1}
-CLIP_REFUSED = ("CLIP is not supported: its tokenizer (lowercase, whitespace split, byte-level BPE with a '</w>' "
-                "word suffix) is not one svqa's C++ tokenizers read; export a SigLIP checkpoint instead")
 
 # The HF SiglipImageProcessor's class defaults (transformers 5.23), for keys a checkpoint leaves out.
 SIGLIP_PROCESSOR_DEFAULTS = {"size": {"height": 224, "width": 224}, "image_mean": [0.5, 0.5, 0.5],
@@ -76,24 +78,24 @@ def check(name, got, want, dtype):
     return err
 
 
-def trace_image(model, dtype, size):
-    traced = torch.jit.trace(ImageEmbedder(model).eval(), (torch.randn(2, 3, size, size, dtype=dtype),))
+def trace_image(module, dtype, size):
+    traced = torch.jit.trace(module.eval(), (torch.randn(2, 3, size, size, dtype=dtype),))
     errors = []
     for n in (3, 1):  # batch sizes other than the traced one
         x = torch.randn(n, 3, size, size, dtype=dtype)
-        errors.append(check(f"image (batch {n})", traced(x), normalised(model.get_image_features(pixel_values=x)
-                                                                          .pooler_output), dtype))
+        errors.append(check(f"image (batch {n})", traced(x), module(x), dtype))
     return traced, max(errors)
 
 
-def trace_text(model, max_length, vocab_size):
+def trace_text(module, dtype, max_length, vocab_size, fixed_length=False):
+    """`fixed_length`: the tower takes exactly max_length ids (open_clip's causal mask is a constant of that size)."""
     gen = torch.Generator().manual_seed(0)
-    traced = torch.jit.trace(TextEmbedder(model).eval(), (torch.randint(0, vocab_size, (1, max_length), generator=gen),))
+    traced = torch.jit.trace(module.eval(), (torch.randint(0, vocab_size, (1, max_length), generator=gen),))
     errors = []
-    for t in (max_length, max(1, max_length // 2)):  # a second length proves no shape was baked in
+    lengths = (max_length,) if fixed_length else (max_length, max(1, max_length // 2))
+    for t in lengths:  # a second length proves no shape was baked in
         ids = torch.randint(0, vocab_size, (1, t), generator=gen)
-        errors.append(check(f"text (length {t})", traced(ids),
-                            normalised(model.get_text_features(input_ids=ids).pooler_output), model.dtype))
+        errors.append(check(f"text (length {t})", traced(ids), module(ids), dtype))
     return traced, max(errors)
 
 
@@ -118,7 +120,7 @@ def train_spiece(path, vocab_size=160):
     path.write_bytes(model.getvalue())
 
 
-def make_tiny(seed, hf_dir):
+def make_tiny_siglip(seed, hf_dir):
     """Builds, seeds and saves a tiny random SigLIP: 32 px images, patch 8, hidden 32, 2 layers, 4 heads."""
     import transformers
 
@@ -133,32 +135,33 @@ def make_tiny(seed, hf_dir):
         vision_config=dict(image_size=32, patch_size=8, **common))
     torch.manual_seed(seed)
     model = transformers.SiglipModel(config).eval()
-    model.save_pretrained(hf_dir)
-    tok.save_pretrained(hf_dir)
     processor = {**SIGLIP_PROCESSOR_DEFAULTS, "size": {"height": 32, "width": 32}}
-    (hf_dir / "preprocessor_config.json").write_text(
-        json.dumps({"image_processor_type": "SiglipImageProcessor", **processor}, indent=2) + "\n")
+    save_hf(hf_dir, model, tok, "SiglipImageProcessor", processor)
     return model, tok, processor
 
 
-def load_checkpoint(model_dir, dtype):
+def save_hf(hf_dir, model, tok, processor_type, processor):
+    """A tiny model's HF directory: weights, tokenizer and preprocessor_config.json, for anyone to compare."""
+    model.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    (hf_dir / "preprocessor_config.json").write_text(
+        json.dumps({"image_processor_type": processor_type, **processor}, indent=2) + "\n")
+
+
+def saved_processor(model_dir, defaults):
+    """preprocessor_config.json over the class defaults, read as JSON: HF's image processor classes
+    need torchvision, which the exporter does not import."""
+    path = pathlib.Path(model_dir) / "preprocessor_config.json"
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    return {**defaults, **{k: v for k, v in saved.items() if k in defaults}}
+
+
+def load_siglip(model_dir, dtype):
     import transformers
 
-    model_dir = pathlib.Path(model_dir)
-    if not (model_dir / "config.json").exists():
-        raise SystemExit(f"export: {model_dir}/config.json not found (expected a Hugging Face model directory)")
-    model_type = json.loads((model_dir / "config.json").read_text()).get("model_type")
-    if model_type == "clip":
-        raise SystemExit(f"export: {model_dir}: {CLIP_REFUSED}")
-    if model_type != "siglip":
-        raise SystemExit(f"export: {model_dir}: model_type '{model_type}' is not supported (expected siglip)")
     model = transformers.SiglipModel.from_pretrained(model_dir, dtype=dtype).eval()
     tok = transformers.SiglipTokenizer.from_pretrained(model_dir)
-    # Read as JSON: HF's image processor classes need torchvision, which the exporter does not.
-    saved = {}
-    if (model_dir / "preprocessor_config.json").exists():
-        saved = json.loads((model_dir / "preprocessor_config.json").read_text())
-    processor = {**SIGLIP_PROCESSOR_DEFAULTS, **{k: v for k, v in saved.items() if k in SIGLIP_PROCESSOR_DEFAULTS}}
+    processor = saved_processor(model_dir, SIGLIP_PROCESSOR_DEFAULTS)
     return model, tok, processor
 
 
@@ -194,58 +197,90 @@ def text_spec(tok, model):
             "remove_punctuation": True, "added_tokens": added}
 
 
-def build_manifest(model, tok, processor, dtype, source):
-    return {
-        "format": "svqa-image-text",
-        "format_version": FORMAT_VERSION,
-        "architecture": "siglip",
-        "source": source,
-        "dtype": dtype,
-        "embedding_dim": int(model.config.text_config.projection_size),
-        "image": image_spec(processor, model),
-        "text": text_spec(tok, model),
-        "files": {"image": "image.pt", "text": "text.pt", "spiece": "spiece.model"},
-    }
+def siglip(model, tok, processor):
+    spec = text_spec(tok, model)
+    # The model as the HF tokenizer runs it (legacy=False tokenizers turn add_dummy_prefix off in memory).
+    return dict(architecture="siglip", image_size=model.config.vision_config.image_size,
+                image_spec=image_spec(processor, model), text_spec=spec,
+                files={"spiece": ("spiece.model", tok.sp_model.serialized_model_proto())},
+                image=ImageEmbedder(model), text=TextEmbedder(model), context_length=spec["max_length"],
+                vocab_size=tok.vocab_size, dtype=model.dtype)
+
+
+def load_checkpoint(model_dir, dtype):
+    """The export description of a SigLIP / CLIP (Hugging Face) or PE-Core (open_clip) directory."""
+    from models.export import image_text_clip as clip
+
+    model_dir = pathlib.Path(model_dir)
+    if (model_dir / "open_clip_config.json").exists():
+        return clip.pe_core(*clip.load_pe_core(model_dir, dtype))
+    if not (model_dir / "config.json").exists():
+        raise SystemExit(f"export: {model_dir}: neither config.json (Hugging Face) nor open_clip_config.json found")
+    model_type = json.loads((model_dir / "config.json").read_text()).get("model_type")
+    if model_type == "siglip":
+        return siglip(*load_siglip(model_dir, dtype))
+    if model_type == "clip":
+        return clip.clip(*clip.load_clip(model_dir, dtype))
+    raise SystemExit(f"export: {model_dir}: model_type '{model_type}' is not supported (expected siglip or clip)")
+
+
+def make_tiny(kind, seed, hf_dir, dtype):
+    from models.export import image_text_clip as clip
+
+    if kind == "siglip":
+        model, tok, processor = make_tiny_siglip(seed, hf_dir)
+        return siglip(model.to(dtype), tok, processor)
+    if kind == "clip":
+        model, tok, processor = clip.make_tiny_clip(seed, hf_dir)
+        return clip.clip(model.to(dtype), tok, processor)
+    model, tok, preprocess = clip.make_tiny_pe_core(seed)
+    return clip.pe_core(model.to(dtype), tok, preprocess)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m models.export.image_text", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="a Hugging Face SigLIP checkpoint directory")
-    source.add_argument("--tiny", choices=("siglip", "clip"), help="a tiny random-weight model (siglip only)")
+    source.add_argument("--model", help="a SigLIP or CLIP Hugging Face directory, or a PE-Core open_clip directory")
+    source.add_argument("--tiny", choices=("siglip", "clip", "pe_core"), help="a tiny random-weight model")
     parser.add_argument("--seed", type=int, default=0, help="weights seed for --tiny")
     parser.add_argument("--dtype", choices=DTYPES, default="float32")
     parser.add_argument("--out", required=True, help="export directory (created)")
     args = parser.parse_args(argv)
-    if args.tiny == "clip":
-        raise SystemExit(f"export: --tiny clip: {CLIP_REFUSED}")
 
     warnings.filterwarnings("ignore", message=".*TorchScript.*")  # deprecated upstream; torch is pinned
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
     dtype = DTYPES[args.dtype]
-    if args.tiny:
-        model, tok, processor = make_tiny(args.seed, out / "hf")
-        model = model.to(dtype)
-    else:
-        model, tok, processor = load_checkpoint(args.model, dtype)
-    manifest = build_manifest(model, tok, processor, args.dtype,
-                              source=args.model or f"tiny:{args.tiny}:seed={args.seed}")
+    e = make_tiny(args.tiny, args.seed, out / "hf", dtype) if args.tiny else load_checkpoint(args.model, dtype)
 
     with torch.no_grad():
-        image, image_err = trace_image(model, dtype, manifest["image"]["height"])
-        text, text_err = trace_text(model, manifest["text"]["max_length"], tok.vocab_size)
+        image, image_err = trace_image(e["image"], dtype, e["image_size"])
+        text, text_err = trace_text(e["text"], dtype, e["context_length"], e["vocab_size"], e.get("fixed_text_length", False))
+        embedding_dim = int(text(torch.zeros(1, e["context_length"], dtype=torch.long)).shape[-1])
     image.save(str(out / "image.pt"))
     text.save(str(out / "text.pt"))
-    # The model as the HF tokenizer runs it (legacy=False tokenizers turn add_dummy_prefix off in memory).
-    (out / "spiece.model").write_bytes(tok.sp_model.serialized_model_proto())
+    files = {"image": "image.pt", "text": "text.pt"}
+    for key, (name, data) in e["files"].items():
+        (out / name).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        files[key] = name
+    manifest = {
+        "format": "svqa-image-text",
+        "format_version": FORMAT_VERSION,
+        "architecture": e["architecture"],
+        "source": args.model or f"tiny:{args.tiny}:seed={args.seed}",
+        "dtype": args.dtype,
+        "embedding_dim": embedding_dim,
+        "image": e["image_spec"],
+        "text": e["text_spec"],
+        "files": files,
+    }
     tmp = out / "manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(out / "manifest.json")  # written last: a manifest means a complete export
-    print(f"exported siglip ({args.dtype}, format {FORMAT_VERSION}) to {out} in {time.time() - start:.1f} s; "
-          f"trace vs HF max |Δ|: image {image_err:.2g}, text {text_err:.2g}", file=sys.stderr)
+    print(f"exported {e['architecture']} ({args.dtype}, format {FORMAT_VERSION}) to {out} in {time.time() - start:.1f} s; "
+          f"trace vs eager max |Δ|: image {image_err:.2g}, text {text_err:.2g}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/encoding/streamkv_segments.h"
@@ -17,6 +18,8 @@ void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
   registry.add<StreamkvOptions>("streamkv_segments",
       "StreamKV: semantic segments with summary frames, guidance-prompt compression per layer",
       [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE);
+  registry.add<MemstreamAksOptions>("memstream_aks", "Mem-Stream: ReKV's window thinned by Adaptive Key Selection",
+      [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE);
 }
 
 }  // namespace svqa

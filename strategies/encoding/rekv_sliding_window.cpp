@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -18,20 +20,27 @@ void RekvSlidingWindow::encode(Backbone& backbone, const std::vector<VisualUnit>
   auto outputs = window_.prefill(backbone, inputs);
   const int64_t heads = backbone.manifest().text.num_heads;
   for (size_t i = 0; i < units.size(); ++i) {
-    const VisualUnit& unit = units[i];
-    KvBlock block;
-    block.granularity = Granularity::Frame;
-    block.first_frame = unit.first_frame;
-    block.last_frame = unit.last_frame;
-    block.start_time = unit.start_time;
-    block.end_time = unit.end_time;
-    block.positions = unit.positions.to(at::kCPU);
-    block.keys = std::move(outputs[i].keys);
-    block.values = std::move(outputs[i].values);
-    for (const auto& k : block.keys) block.representatives.push_back(mean_key_representative(k, heads));
-    next_position_ = std::max(next_position_, svqa::next_position(unit.positions));
-    bank.add(std::move(block));
+    next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
+    bank.add(rekv_unit_block(units[i], std::move(outputs[i]), heads));
   }
+}
+
+KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t heads) {
+  KvBlock block;
+  block.granularity = Granularity::Frame;
+  block.first_frame = unit.first_frame;
+  block.last_frame = unit.last_frame;
+  block.start_time = unit.start_time;
+  block.end_time = unit.end_time;
+  block.positions = unit.positions.to(at::kCPU);
+  block.keys = std::move(output.keys);
+  block.values = std::move(output.values);
+  for (const auto& k : block.keys) block.representatives.push_back(mean_key_representative(k, heads));
+  return block;
+}
+
+void RekvSlidingWindow::add_record_fields(nlohmann::json& extra) const {
+  extra["rekv_sliding_window"]["window_tokens"] = window_.attended_tokens(0);
 }
 
 }  // namespace svqa

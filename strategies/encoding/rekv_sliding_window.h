@@ -23,6 +23,10 @@ struct RekvOptions {
   }
 };
 
+// ReKV's bank block of one encoded unit: its full un-rotated K/V per layer, span, encode positions
+// and the mean-key representative (kv heads expanded to `heads` query heads).
+KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t heads);
+
 class RekvSlidingWindow final : public EncodingStrategy {
  public:
   explicit RekvSlidingWindow(RekvOptions options) : window_(options.n_local) {}
@@ -31,6 +35,9 @@ class RekvSlidingWindow final : public EncodingStrategy {
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
   const SinkKv& sinks() const override { return window_.sinks(); }
   int64_t next_position() const override { return next_position_; }
+  // extra.rekv_sliding_window.window_tokens: the window's tokens the next frame attends to (layer 0).
+  void add_record_fields(nlohmann::json& extra) const override;
+  const SlidingWindow& window() const { return window_; }
 
  private:
   SlidingWindow window_;

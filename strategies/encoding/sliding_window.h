@@ -58,6 +58,13 @@ class SlidingWindow {
   int64_t n_local() const { return n_local_; }
   // Tokens the window has taken in so far, sinks included.
   int64_t tokens_seen() const { return next_index_; }
+  // Tokens of the window the next block attends to at `layer` (thinned by a window_tokens hook;
+  // the sinks counted while they are still in the window, not once they are their own segment).
+  int64_t attended_tokens(int64_t layer) const {
+    if (layer < 0 || layer >= static_cast<int64_t>(layers_.size())) return 0;  // before begin()
+    const auto& k = layers_[static_cast<size_t>(layer)].k;
+    return k.defined() ? k.size(0) : 0;
+  }
 
  private:
   // One layer's window: un-rotated K/V of the tokens later tokens may attend to, each token's

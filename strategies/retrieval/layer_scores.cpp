@@ -43,7 +43,8 @@ std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t
 }
 
 void LayerScoreMeans::add(const std::vector<int64_t>& ids, const at::Tensor& scores) {
-  const double* score = scores.data_ptr<double>();
+  const auto s = scores.to(at::kCPU, at::kDouble).contiguous();
+  const double* score = s.data_ptr<double>();
   for (size_t i = 0; i < ids.size(); ++i) {
     auto& sum = sums_[ids[i]];
     sum.first += score[i];

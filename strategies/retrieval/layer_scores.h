@@ -33,7 +33,7 @@ std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t
 class LayerScoreMeans {
  public:
   void clear() { sums_.clear(); }
-  void add(const std::vector<int64_t>& ids, const at::Tensor& scores);  // scores: float64 CPU, aligned
+  void add(const std::vector<int64_t>& ids, const at::Tensor& scores);  // scores: 1-D, one per id, any float dtype
   std::map<int64_t, double> means() const;
 
  private:

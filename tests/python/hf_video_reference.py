@@ -1,4 +1,4 @@
-"""The Hugging Face video processors (transformers 5.23) on given frames: the reference that
+"""The Hugging Face video processors (and CLIP's image processor; transformers 5.23) on given frames: the reference that
 test_preprocess.py compares `svqa frames --preprocess` against.
 
 Runs in its own process (`python hf_video_reference.py CASES.json`) with .venv/hf-vision on
@@ -8,30 +8,22 @@ requirements-hf-vision.txt). CASES.json is a list of {"frames": IN.npy, "spec": 
 """
 
 import json
+import pathlib
 import sys
 
 import numpy as np
-import torch
 
-
-def import_torchvision():
-    # PyPI's torchvision is built against CUDA torch: next to the CPU wheel its C++ ops do not load,
-    # and its import then fails declaring fake kernels for two of them. Declaring their schemas lets
-    # it import; the processors use only its pure-PyTorch resize.
-    try:
-        import torchvision  # noqa: F401
-    except RuntimeError:
-        for name in [m for m in sys.modules if m.startswith("torchvision")]:
-            del sys.modules[name]
-        for op in ("nms", "qnms"):
-            torch.library.define(f"torchvision::{op}", "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        import torchvision  # noqa: F401
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+from models.export.vision_deps import import_torchvision  # noqa: E402
 
 
 def processor_for(image):
-    from transformers import LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor
+    from transformers import CLIPImageProcessor, LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor
 
     common = dict(image_mean=image["mean"], image_std=image["std"], rescale_factor=image["rescale_factor"])
+    if image["resize"] == "shortest_edge_crop":
+        return CLIPImageProcessor(size={"shortest_edge": image["shortest_edge"]},
+                                  crop_size={"height": image["height"], "width": image["width"]}, **common), {}
     if image["resize"] == "fixed":
         return LlavaOnevisionVideoProcessor(size={"height": image["height"], "width": image["width"]}, **common), {}
     processor = Qwen2VLVideoProcessor(
@@ -48,6 +40,11 @@ def main(cases_file):
         image = json.loads(open(case["spec"]).read())["image"]
         processor, call_options = processor_for(image)
         frames = np.load(case["frames"])
+        if image["resize"] == "shortest_edge_crop":  # an image processor: frames as a batch of images
+            out = processor(images=list(frames), input_data_format="channels_last", return_tensors="pt")
+            np.save(case["out"], out["pixel_values"].numpy().astype(np.float32))
+            grids.append(None)
+            continue
         out = processor(videos=[frames], input_data_format="channels_last", return_tensors="pt", **call_options)
         pixels = out["pixel_values_videos"]
         if image["resize"] == "fixed":

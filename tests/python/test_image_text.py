@@ -1,7 +1,7 @@
 """Image-text exports (`python -m models.export.image_text`) run by C++ (`svqa embed`) against the
 Hugging Face SigLIP model on a tiny random export: the same input ids as SiglipTokenizer with
 padding="max_length", truncation=True on tricky strings, the same L2-normalised image and text
-embeddings (fp32, ≤ 1e-4); broken exports are one-line errors; CLIP is refused."""
+embeddings (fp32, ≤ 1e-4); broken exports are one-line errors. CLIP and PE-Core: test_image_text_clip.py."""
 
 import json
 import shutil
@@ -105,8 +105,8 @@ def test_broken_exports_are_one_line_errors(svqa_bin, export, tmp_path):
 
     write(format_version=99)
     fails(broken, "format_version: this svqa reads version 1, the export is version 99")
-    write(architecture="clip")
-    fails(broken, 'architecture: expected "siglip", got "clip"')
+    write(architecture="bert")
+    fails(broken, 'architecture: expected "siglip", "clip" or "pe_core", got "bert"')
     write(format="svqa-export")
     fails(broken, "a Video-LLM export, not an image-text model")
     write(text={**manifest["text"], "max_length": "64"})
@@ -119,9 +119,3 @@ def test_broken_exports_are_one_line_errors(svqa_bin, export, tmp_path):
 
     r = run([svqa_bin, "embed", "--model", export])
     assert r.returncode == 2 and "expected either --frames SRC or --text TEXT" in r.stderr
-
-
-def test_clip_is_refused(tmp_path, root):
-    r = run([sys.executable, "-m", "models.export.image_text", "--tiny", "clip", "--out", tmp_path / "clip"], cwd=root)
-    assert r.returncode != 0
-    assert "CLIP is not supported" in r.stderr

@@ -1,6 +1,7 @@
 """`svqa frames --preprocess` against the Hugging Face video processors of transformers 5.23
-(LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor) on random frames: downscaling, upscaling,
-no resize, non-square, odd frame counts, Python's half-to-even rounding in smart_resize."""
+(LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor) and CLIP's image processor (shortest edge, centre
+crop) on random frames: downscaling, upscaling, no resize, non-square, odd frame counts, Python's
+half-to-even rounding in smart_resize, odd crop offsets."""
 
 import json
 import os
@@ -24,6 +25,11 @@ def qwen(min_pixels, max_pixels, patch_size=14, merge_size=2, temporal_patch_siz
                 mean=CLIP_MEAN, std=CLIP_STD)
 
 
+def clip_crop(edge, crop):
+    return dict(resize="shortest_edge_crop", shortest_edge=edge, height=crop, width=crop, rescale_factor=1 / 255,
+                mean=CLIP_MEAN, std=CLIP_STD)
+
+
 # name → (frames F, H, W; image spec). Sizes chosen so every branch of the resize rules runs.
 CASES = {
     "llava_down_nonsquare_source": ((3, 64, 80), fixed(48, 48)),
@@ -37,6 +43,9 @@ CASES = {
     "qwen_max_pixels_downscale_five_frames": ((5, 300, 200), qwen(28 * 28 * 4, 28 * 28 * 16)),
     "qwen_halves_round_to_even": ((2, 42, 70), qwen(28 * 28 * 4, 28 * 28 * 16)),  # 1.5 → 2, 2.5 → 2
     "qwen_patch8_tp3": ((4, 50, 70), qwen(16 * 16, 16 * 16 * 20, patch_size=8, temporal_patch_size=3)),
+    "clip_wide_down_and_crop": ((2, 90, 160), clip_crop(48, 48)),
+    "clip_tall_up_and_crop": ((1, 70, 30), clip_crop(40, 36)),
+    "clip_odd_offsets": ((2, 51, 77), clip_crop(33, 33)),
 }
 
 
@@ -90,7 +99,13 @@ def svqa_frames(svqa_bin, root, *args):
 @pytest.mark.parametrize("image, message", [
     ({"resize": "fixed", "height": 48}, "image.width: missing (expected a positive integer)"),
     ({"resize": "fixed", "height": 48, "width": 0}, "image.width: expected a positive integer, got 0"),
-    ({"resize": "square", "height": 48, "width": 48}, 'image.resize: expected "fixed" or "qwen_smart", got "square"'),
+    ({"resize": "square", "height": 48, "width": 48},
+     'image.resize: expected "fixed", "qwen_smart" or "shortest_edge_crop", got "square"'),
+    ({"resize": "shortest_edge_crop", "height": 48, "width": 48}, "image.shortest_edge: missing"),
+    ({"resize": "fixed", "height": 48, "width": 48, "interpolation": "nearest"},
+     'image.interpolation: expected "bicubic" or "bilinear", got "nearest"'),
+    ({"resize": "qwen_smart", "min_pixels": 4, "max_pixels": 8, "interpolation": "bilinear"},
+     'image.interpolation: expected no such key with resize "qwen_smart"'),
     ({"resize": "fixed", "height": 48, "width": 48, "mean": [0.5, 0.5]},
      "image.mean: expected a list of 3 numbers (one per RGB channel), got [0.5,0.5]"),
     ({"resize": "fixed", "height": 48, "width": 48, "min_pixels": 4},

@@ -1,0 +1,89 @@
+"""experiments/compare_methods.yaml end to end on tiny exports (Qwen2.5-VL, PE-Core) and two short
+synthetic streams: every method of the file runs, every retrieval is causal, and `svqa report` gives
+one row per method with accuracy, memory tokens, inference tokens, encode fps and TTFT, plus the
+accuracy-vs-tokens plots. The file itself is used, with its paths and sizes scaled to the tiny models."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import yaml
+
+TIMES = {"s1": [11.0, 29.0], "s2": [17.0, 39.0]}
+
+
+def point_to_tiny(node, pe_core):
+    """Every external expert of the file at the tiny PE-Core, on the CPU, and budgets of 4 blocks."""
+    if isinstance(node, dict):
+        if node.get("type") == "rrf_mixture":
+            node["options"].update(model=str(pe_core), device="")
+        for key in ("retrieve_size", "frames"):
+            if key in node:
+                node[key] = 4
+        if "n_local" in node:
+            node["n_local"] = 120
+        for value in node.values():
+            point_to_tiny(value, pe_core)
+    elif isinstance(node, list):
+        for value in node:
+            point_to_tiny(value, pe_core)
+
+
+def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, root, svqa_bin, tiny_export):
+    pe_core = tmp_path / "pe_core"
+    r = subprocess.run([sys.executable, "-m", "models.export.image_text", "--tiny", "pe_core", "--out", pe_core],
+                       cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    streams = []
+    for name, times in TIMES.items():
+        subprocess.run([svqa_bin, "make-video", tmp_path / f"{name}.avi", "--seconds", "44"], check=True,
+                       capture_output=True)
+        streams.append({"id": name, "video": f"{name}.avi", "questions": [
+            {"id": f"q{i}", "time": t, "question": "What color is the background?", "options": ["red", "green"],
+             "answer": "red"} for i, t in enumerate(times)]})
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": streams}))
+
+    config = yaml.safe_load((root / "experiments/compare_methods.yaml").read_text())
+    point_to_tiny(config, pe_core)
+    config.update(runtime={"device": "cpu", "dtype": "float32", "threads": 2, "seed": 0},
+                  backbone={"type": "torchscript", "options": {"export": str(tiny_export("qwen2_5_vl"))}},
+                  benchmark={"type": "stream_list", "options": {"annotations": str(tmp_path / "streams.json")}},
+                  output={"dir": str(tmp_path / "results")})
+    config["stream"]["max_new_tokens"] = 2
+    (tmp_path / "compare_methods.yaml").write_text(yaml.safe_dump(config))
+    methods = [f"{e['type']} + {r['type']}" for e, r in zip(config["grid"]["axes"]["encoding"],
+                                                            config["grid"]["axes"]["retrieval"])]
+    assert len(set(methods)) == len(methods) >= 5
+
+    r = subprocess.run([svqa_bin, "grid", tmp_path / "compare_methods.yaml"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    for predictions in (tmp_path / "results").rglob("predictions.jsonl"):
+        for line in predictions.read_text().splitlines():
+            rec = json.loads(line)
+            assert "error" not in rec, rec["error"]
+            for layer in rec["retrieved"]:
+                for block in layer:
+                    assert rec["block_spans"][str(block)][1] <= rec["time"], f"{predictions}: retrieval after the question"
+
+    out = tmp_path / "report"
+    r = subprocess.run([svqa_bin, "report", tmp_path / "results", "--out", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    with open(out / "report.csv", newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row["category"] == "overall"]
+    assert sorted(row["method"] for row in rows) == sorted(methods)  # one row per method
+    for row in rows:
+        for column in ("accuracy", "memory_tokens", "inference_tokens", "encode_fps", "ttft_s"):
+            assert row[column] != "", (row["method"], column)
+    markdown = (out / "report.md").read_text()
+    assert "| memory tokens | inference tokens | encode fps | TTFT s |" in markdown
+    assert (out / "accuracy_vs_memory.png").exists() and (out / "accuracy_vs_inference.png").exists()
+    # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
+    mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
+    rec = json.loads(mixture.read_text().splitlines()[-1])
+    experts = rec["extra"]["expert_scores"]
+    assert len(experts["internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
+    assert len(experts["external"]) == rec["memory"]["blocks"]
+    rekv = next((tmp_path / "results").glob("compare_methods/*internal*/predictions.jsonl"))
+    dense = json.loads(rekv.read_text().splitlines()[-1])["extra"]["rekv_sliding_window"]["window_tokens"]
+    assert 0 < rec["extra"]["memstream_aks"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole
