@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/memory/kv_block.h"
+#include "core/memory/memory_bank.h"
 #include "core/memory/sink_kv.h"
+#include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -25,18 +27,25 @@ enum class PositionPolicy {
 PositionPolicy position_policy_from_name(const std::string& name);  // "contiguous" | "original"
 
 struct LayerContext {
-  at::Tensor keys;       // [S, kv_heads, d] rotated
-  at::Tensor values;     // [S, kv_heads, d]
+  KvCache kv;            // keys (rotated) and values in one buffer with room for the tokens that follow
+  at::Tensor keys;       // [S, kv_heads, d] rotated: kv.keys() as assembled
+  at::Tensor values;     // [S, kv_heads, d]: kv.values() as assembled
   at::Tensor positions;  // [3, S] the positions used
   int64_t next_position = 0;  // where the question's first token goes
 };
 
 // `blocks` must all be present in `layer`; they are ordered by first frame. `stream_end` is the
 // position after the last encoded token of the stream (the question's place under `original`);
-// `stream_slots` the encode positions of the stream's blocks in time order (for `contiguous`).
+// `stream_slots` the encode positions of the stream's blocks in time order (for `contiguous`);
+// `room`: tokens the buffer keeps free after the context (a question, a prompt, decoded tokens).
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
                             PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
-                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype);
+                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype, int64_t room = 0);
+
+// The same for blocks `ids` of the bank, each read from RAM or disk straight into the context buffer.
+LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, const MemoryBank& bank, const std::vector<int64_t>& ids,
+                            PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
+                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype, int64_t room = 0);
 
 // The positions a block's tokens get under `contiguous` when it starts at `start`: its encode
 // positions shifted so their minimum is `start` (relative layout kept, e.g. mRoPE's t/h/w grid).

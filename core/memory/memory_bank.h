@@ -44,6 +44,13 @@ class MemoryBank {
   int64_t add(KvBlock block);
   // The block with its tensors (mapped from disk if spilled). Throws std::out_of_range for a bad id.
   KvBlock block(int64_t id) const;
+  // Copies layer `layer` of block `id` into k and v ([n, kv_heads, d] views, any device and dtype):
+  // from RAM (non-blocking from pinned memory), or read from its spill file straight into them when
+  // they are contiguous CPU tensors of the stored dtype, else through a buffer (pinned for a GPU).
+  // The block must be present in the layer.
+  void read_layer(int64_t id, int64_t layer, const at::Tensor& k, const at::Tensor& v) const;
+  // [n, kv_heads, d] of block `id`'s keys in `layer` (resident or spilled); empty where absent.
+  std::vector<int64_t> key_shape(int64_t id, int64_t layer) const;
   // Metadata (span, granularity, positions); its K/V tensors are empty once spilled: use block().
   const KvBlock& info(int64_t id) const;
   // Whether block `id` has K/V in `layer` (resident or spilled).

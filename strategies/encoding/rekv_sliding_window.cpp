@@ -58,7 +58,6 @@ void RekvSlidingWindow::encode_unit(Backbone& backbone, const VisualUnit& unit, 
   const auto tables = rope.tables(positions.to(device), dtype);
   const RotaryTables own{last(tables.cos, n, 0), last(tables.sin, n, 0)};
   const int64_t S = positions.size(1);
-  const auto visible = attention_visibility(n, S, AttentionMask{true, options_.n_local, 0}, device);
   // Sinks as in the reference code: keys at position 0, queries at a fixed distance n_local - 1.
   RotaryTables sink_query;
   const bool joint = sinks_separate_ && n_init > 0;
@@ -86,7 +85,8 @@ void RekvSlidingWindow::encode_unit(Backbone& backbone, const VisualUnit& unit, 
       out = attend(q, k, values, AttentionMask{true, options_.n_local, 0}).out;
     } else {
       const RotaryTables fixed{sink_query.cos.expand({n, -1}), sink_query.sin.expand({n, -1})};
-      out = attend_joint({{q, k, values, visible}, {apply_rotary(qkv.q, fixed), sinks_.keys[l], sinks_.values[l], {}}});
+      out = attend_joint({{q, k, values, {}, AttentionMask{true, options_.n_local, 0}},
+                          {apply_rotary(qkv.q, fixed), sinks_.keys[l], sinks_.values[l], {}, {}}});
     }
     h = backbone.layer_out(l, h, out);
     block.keys[l] = qkv.k;
