@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "benchmarks/annotation_reader.h"
-#include "core/engine/benchmark.h"
+#include "benchmarks/answer_parsing.h"
 
 namespace svqa {
 
 // Question::time of an offline question: after the whole video.
 inline constexpr double kAfterTheVideo = std::numeric_limits<double>::infinity();
 
-class AnnotatedBenchmark : public Benchmark {
+class AnnotatedBenchmark : public RuleBenchmark {
  public:
   // load(); throws one std::runtime_error listing every fatal problem ("FILE: [i].field: what").
   std::vector<Stream> streams() final;

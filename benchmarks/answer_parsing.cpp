@@ -4,16 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/unicode_text.h"
+
 namespace svqa {
 namespace {
 
-const char* const kWhitespace = " \t\n\r\v\f\x1c\x1d\x1e\x1f";  // what Python's str.strip() removes (ASCII)
-
-std::string strip(const std::string& s) {
-  const size_t b = s.find_first_not_of(kWhitespace);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(kWhitespace) - b + 1);
-}
+// Every rule's scorer is Python: "strip" is str.strip() (Unicode whitespace) and \w is Python 3's
+// (core/io/unicode_text.h).
 
 size_t utf8_length(unsigned char lead) { return lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
@@ -72,47 +69,28 @@ const char* const kMlvuSystem =
     "Carefully watch this video and pay attention to every detail. Based on your observations, select the best "
     "option that accurately addresses the question.";
 
-// Decodes the code point at s[i] and advances i past it.
-char32_t next_code_point(const std::string& s, size_t& i) {
-  const auto lead = static_cast<unsigned char>(s[i]);
-  const size_t n = std::min(utf8_length(lead), s.size() - i);
-  char32_t cp = n == 1 ? lead : lead & (0xFF >> (n + 1));
-  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += n;
-  return cp;
-}
-
-// Python's \w, approximately: ASCII letters, digits and '_', and every non-ASCII character except
-// Latin-1 symbols and the general / CJK / full-width punctuation blocks.
-bool is_word(char32_t c) {
-  if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-  if (c < 0xC0 || c == 0xD7 || c == 0xF7) return false;
-  if ((c >= 0x2000 && c <= 0x206F) || (c >= 0x3000 && c <= 0x303F)) return false;
-  if ((c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) || (c >= 0xFF3B && c <= 0xFF40) ||
-      (c >= 0xFF5B && c <= 0xFF65))
-    return false;
-  return true;
-}
-
-// re.sub(r'(?<=:\s)([A-Za-z_]\w*)', r'"\1"', s): quote a bare identifier after ": ".
+// re.sub(r'(?<=:\s)([A-Za-z_]\w*)', r'"\1"', s): quote a bare identifier after ":" and one whitespace.
 std::string quote_bare_identifiers(const std::string& s) {
-  auto ident_start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  auto ws = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  auto ident_start = [](char32_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
   std::string out;
-  size_t i = 0;
-  while (i < s.size()) {
-    if (i >= 2 && s[i - 2] == ':' && ws(s[i - 1]) && ident_start(s[i])) {
-      size_t j = i + 1;
-      while (j < s.size()) {  // \w*
-        size_t k = j;
-        if (!is_word(next_code_point(s, k))) break;
-        j = k;
+  char32_t before_previous = 0, previous = 0;  // the two characters before s[i]
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i;
+    char32_t c = next_code_point(s, j);
+    if (before_previous == ':' && python_isspace(previous) && ident_start(c)) {
+      for (size_t k = j; k < s.size(); j = k) {  // \w*
+        const char32_t w = next_code_point(s, k);
+        if (!python_is_word(w)) break;
+        c = w;
       }
       out += "\"" + s.substr(i, j - i) + "\"";
-      i = j;
+      before_previous = 0;  // the match ends in a word character: no lookbehind hit right after it
     } else {
-      out += s[i++];
+      out.append(s, i, j - i);
+      before_previous = previous;
     }
+    previous = c;
+    i = j;
   }
   return out;
 }
@@ -182,7 +160,7 @@ std::string gold_letter(AnswerRule rule, const Question& q) {
 }
 
 std::string rekv_letter(const std::string& output) {
-  const std::string s = strip(output);
+  const std::string s = python_strip(output);
   const size_t paren = s.find(')');
   return paren == std::string::npos ? first_char(s) : char_before(s, paren);
 }
@@ -190,17 +168,17 @@ std::string rekv_letter(const std::string& output) {
 std::string streamingbench_letter(const std::string& output) { return first_char(output); }
 
 std::string lvbench_letter(const std::string& output) {
-  std::string s = strip(output);
-  s = strip(s.substr(0, s.find(')')));
+  std::string s = python_strip(output);
+  s = python_strip(s.substr(0, s.find(')')));
   if (const size_t open = s.find('('); open != std::string::npos) {
     const size_t next = s.find('(', open + 1);
-    s = strip(s.substr(open + 1, next == std::string::npos ? std::string::npos : next - open - 1));
+    s = python_strip(s.substr(open + 1, next == std::string::npos ? std::string::npos : next - open - 1));
   }
   return first_char(s.substr(0, s.find(' ')));
 }
 
 std::string videomme_letter(const std::string& output) {
-  std::string s = strip(output);
+  std::string s = python_strip(output);
   // The scorer's list, two pairs fused by its missing commas.
   for (const char* prefix : {"The best answer is", "The correct answer is", "The answer is", "The answer",
                              "The best option isThe correct option is", "Best answer:Best option:", "Answer:",
@@ -212,7 +190,7 @@ std::string videomme_letter(const std::string& output) {
 }
 
 std::string mlvu_reading(const std::string& output) {
-  const std::string s = strip(output);
+  const std::string s = python_strip(output);
   const size_t paren = s.find(')');
   return paren == std::string::npos ? s : char_before(s, paren);
 }
@@ -223,7 +201,7 @@ CgBenchReading cgbench_reading(const std::string& response) {
   const size_t start = response.find("```json");
   if (start != std::string::npos) {
     const size_t end = response.find("```", start + 7);
-    const std::string content = end == std::string::npos ? "" : strip(response.substr(start + 7, end - start - 7));
+    const std::string content = end == std::string::npos ? "" : python_strip(response.substr(start + 7, end - start - 7));
     if (!content.empty()) {
       try {
         const auto j = nlohmann::json::parse(quote_bare_identifiers(content));
@@ -241,9 +219,9 @@ CgBenchReading cgbench_reading(const std::string& response) {
   while (i < response.size()) {
     const size_t at = i;
     const char32_t c = next_code_point(response, i);
-    if (c >= 'A' && c <= 'H' && !is_word(previous)) {
+    if (c >= 'A' && c <= 'H' && !python_is_word(previous)) {
       size_t k = i;
-      if (k >= response.size() || !is_word(next_code_point(response, k))) out.letters.push_back(response.substr(at, 1));
+      if (k >= response.size() || !python_is_word(next_code_point(response, k))) out.letters.push_back(response.substr(at, 1));
     }
     previous = c;
   }
@@ -280,5 +258,10 @@ Verdict judge(AnswerRule rule, const Question& q, const std::string& output) {
   }
   return {O::unanswered, ""};
 }
+
+std::string RuleBenchmark::question_text(const Question& q) const { return format_question(answer_rule(), q); }
+std::string RuleBenchmark::answer_prefix(const Question& q) const { return svqa::answer_prefix(answer_rule(), q); }
+Verdict RuleBenchmark::verdict(const Question& q, const std::string& output) const { return judge(answer_rule(), q, output); }
+bool RuleBenchmark::has_gold(const Question& q) const { return !gold_letter(answer_rule(), q).empty(); }
 
 }  // namespace svqa

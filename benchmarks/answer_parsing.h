@@ -1,8 +1,8 @@
 #pragma once
 // How each benchmark's multiple-choice questions are asked and its answers read, exactly as the
 // official scripts do (docs/benchmarks.md quotes each rule). A benchmark names its AnswerRule
-// (Benchmark::answer_rule); the runner asks with format_question + answer_prefix and `svqa score`
-// judges with judge().
+// (Benchmark::answer_rule); the run asks and judges through RuleBenchmark (the Benchmark interface)
+// and `svqa score` judges with judge().
 
 #include <optional>
 #include <string>
@@ -24,13 +24,18 @@ std::string answer_prefix(AnswerRule rule, const Question& q);
 // rules use Question::answer_letter (falling back to the first equal option). "" if none.
 std::string gold_letter(AnswerRule rule, const Question& q);
 
-struct Verdict {
-  enum class Outcome { correct, wrong, unanswered };  // unanswered: left out of the accuracy by the rule
-  Outcome outcome = Outcome::unanswered;
-  std::string parsed;  // what the rule read from the output: a letter, CG-Bench's result or letters
-};
 // The official verdict on one output. Without a gold letter: wrong unless the rule leaves it unanswered.
 Verdict judge(AnswerRule rule, const Question& q, const std::string& output);
+
+// A benchmark asked and judged by its answer_rule(): the Benchmark interface's rule methods
+// through the functions above. Every built-in benchmark derives from it.
+class RuleBenchmark : public Benchmark {
+ public:
+  std::string question_text(const Question& q) const override;
+  std::string answer_prefix(const Question& q) const override;
+  Verdict verdict(const Question& q, const std::string& output) const override;
+  bool has_gold(const Question& q) const override;
+};
 
 // The parsers, each as its official script (see docs/benchmarks.md):
 // ReKV: strip; the character before the first ')' if there is one, else the first character.

@@ -11,10 +11,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The official scorer maps the answer to the last equal candidate.
-void set_official_gold(Question& q) {
+// The official scorer (choice_bench.py, qa_template) maps the answer to the last equal candidate;
+// an answer equal to none keeps index -1, so its gold is "(@)" (chr(ord('A') - 1)) and every
+// prediction is scored wrong, never left out.
+void set_official_gold(AnnotationReader& r, const std::string& at, Question& q) {
+  if (q.options.empty()) return;
   const int last = find_option(q.options, q.answer, /*last=*/true);
-  if (last >= 0) q.answer_letter = option_letter(static_cast<size_t>(last));
+  q.answer_letter = last >= 0 ? option_letter(static_cast<size_t>(last)) : "@";
+  if (last < 0)
+    r.note(at_key(at, "answer"), "the answer " + nlohmann::json(q.answer).dump() +
+                                     " is not among the candidates: the official gold is (@), every answer is wrong");
 }
 
 // Candidates are strings; a number is read as its text (the official scorer compares str()).
@@ -50,7 +56,7 @@ std::vector<Stream> Mlvu::load_task_file(const std::string& file, std::vector<Lo
     rules.video_path_keep = static_cast<int>(options_.video_path_keep);
     auto streams = read_rekv_json(r, rules);
     for (auto& s : streams)
-      for (auto& q : s.questions) set_official_gold(q);
+      for (auto& q : s.questions) set_official_gold(r, "question " + q.id, q);
     return streams;
   }
   if (!j.empty() && j[0].is_object() && !j[0].contains("candidates")) {
@@ -73,7 +79,7 @@ std::vector<Stream> Mlvu::load_task_file(const std::string& file, std::vector<Lo
     q.answer = r.text(jq, at, "answer").value_or("");
     q.category = r.text(jq, at, "question_type").value_or("");
     if (r.fatal_count() != fatal_before) continue;
-    set_official_gold(q);
+    set_official_gold(r, at, q);
     check_options(r, at, q, "candidates");
     q.offline = true;
     q.time = kAfterTheVideo;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/benchmark.h"
+#include "benchmarks/answer_parsing.h"
 #include "core/config/schema.h"
 
 namespace svqa {
@@ -23,7 +23,7 @@ struct StreamListOptions {
   }
 };
 
-class StreamList final : public Benchmark {
+class StreamList final : public RuleBenchmark {
  public:
   explicit StreamList(StreamListOptions options) : options_(std::move(options)) {}
   std::vector<Stream> streams() override;

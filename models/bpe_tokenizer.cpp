@@ -5,11 +5,12 @@
 #include <utf8proc.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "core/io/unicode_text.h"
 
 namespace svqa {
 namespace {
@@ -135,13 +136,28 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
     if (model.value("type", "") != "BPE") fail("model.type", "expected \"BPE\"");
     ignore_merges_ = model.value("ignore_merges", false);
     for (const auto& [token, id] : model.at("vocab").items()) vocab_[token] = id.get<int64_t>();
-    int rank = 0;
+    size_t rank = 0;
     for (const auto& m : model.at("merges")) {
-      std::string key;
-      if (m.is_string()) key = m.get<std::string>();
-      else if (m.is_array() && m.size() == 2) key = m[0].get<std::string>() + " " + m[1].get<std::string>();
-      else fail("model.merges[" + std::to_string(rank) + "]", "expected \"a b\" or [\"a\", \"b\"]");
-      merge_rank_.emplace(key, rank++);
+      const std::string at = "model.merges[" + std::to_string(rank++) + "]";
+      std::string left, right;
+      if (m.is_string()) {
+        const std::string pair = m.get<std::string>();
+        const size_t space = pair.find(' ');  // exactly one space, as `tokenizers` reads it
+        if (space == std::string::npos || pair.find(' ', space + 1) != std::string::npos)
+          fail(at, "expected \"a b\", got \"" + pair + "\"");
+        left = pair.substr(0, space), right = pair.substr(space + 1);
+      } else if (m.is_array() && m.size() == 2) {
+        left = m[0].get<std::string>(), right = m[1].get<std::string>();
+      } else {
+        fail(at, "expected \"a b\" or [\"a\", \"b\"]");
+      }
+      const auto id = [&](const std::string& token) {  // `tokenizers` refuses such a file too
+        const auto it = vocab_.find(token);
+        if (it == vocab_.end()) fail(at, "token \"" + token + "\" is not in model.vocab");
+        return it->second;
+      };
+      const int64_t a = id(left), b = id(right), merged = id(left + right);  // in this order for the message
+      merges_.add(a, b, merged);
     }
     for (const auto& t : j.value("added_tokens", json::array())) {
       added_.push_back({t.at("content").get<std::string>(), t.at("id").get<int64_t>()});
@@ -196,21 +212,11 @@ void ByteLevelBpeTokenizer::encode_word(const std::string& word, std::vector<int
   if (ignore_merges_) {
     if (auto id = token_id(mapped)) return out.push_back(*id);
   }
-  std::vector<std::string> symbols = utf8_chars(mapped);
-  // Merge the lowest-ranked adjacent pair (leftmost on ties) until none is mergeable.
-  while (symbols.size() > 1) {
-    int best = INT_MAX;
-    size_t at = 0;
-    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-      auto it = merge_rank_.find(symbols[i] + " " + symbols[i + 1]);
-      if (it != merge_rank_.end() && it->second < best) best = it->second, at = i;
-    }
-    if (best == INT_MAX) break;
-    symbols[at] += symbols[at + 1];
-    symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(at) + 1);
-  }
-  for (const auto& s : symbols)
-    if (auto id = token_id(s)) out.push_back(*id);  // no unk token: unknown symbols are dropped, as in `tokenizers`
+  // Characters outside the vocabulary are dropped before merging (no unk token), as `tokenizers` does.
+  std::vector<int64_t> symbols;
+  for (const auto& ch : utf8_chars(mapped))
+    if (auto id = token_id(ch)) symbols.push_back(*id);
+  for (const int64_t id : merges_.merge(std::move(symbols))) out.push_back(id);
 }
 
 void ByteLevelBpeTokenizer::encode_ordinary(const std::string& text, std::vector<int64_t>& out) const {
@@ -249,16 +255,24 @@ std::vector<int64_t> ByteLevelBpeTokenizer::encode(const std::string& text) cons
 }
 
 std::string ByteLevelBpeTokenizer::decode(const std::vector<int64_t>& ids) const {
-  std::string out;
+  // `tokenizers`' ByteLevel decoder: a token whose characters all map back to bytes gives those bytes,
+  // any other token its own UTF-8; the whole byte string is then read lossily (String::from_utf8_lossy).
+  std::string bytes;
   for (int64_t id : ids) {
     if (id < 0 || id >= vocab_size()) throw std::out_of_range("token id " + std::to_string(id) + " is not in " + path_);
-    for (const auto& ch : utf8_chars(id_to_token_[static_cast<size_t>(id)])) {
-      auto it = unicode_to_byte().find(ch);
-      if (it != unicode_to_byte().end()) out += static_cast<char>(it->second);
-      else out += ch;
+    const std::string& token = id_to_token_[static_cast<size_t>(id)];
+    std::string mapped;
+    for (const auto& ch : utf8_chars(token)) {
+      const auto it = unicode_to_byte().find(ch);
+      if (it == unicode_to_byte().end()) {
+        mapped = token;
+        break;
+      }
+      mapped += static_cast<char>(it->second);
     }
+    bytes += mapped;
   }
-  return out;
+  return utf8_lossy(bytes);
 }
 
 }  // namespace svqa

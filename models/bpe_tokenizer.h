@@ -1,13 +1,15 @@
 #pragma once
 // Byte-level BPE as Hugging Face `tokenizers` runs it for Qwen2 / Qwen2.5-VL:
 // added tokens matched first, NFC, the pre-tokeniser regex (PCRE2, UTF + UCP), GPT-2's
-// byte-to-unicode map, then merges by rank.
+// byte-to-unicode map, then merges by rank (models/bpe_merges.h). Decoding is `tokenizers`' ByteLevel
+// decoder: invalid UTF-8 (an answer cut mid-character) becomes U+FFFD.
 
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "models/bpe_merges.h"
 #include "models/tokenizer.h"
 
 namespace svqa {
@@ -34,7 +36,7 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   std::string path_;
   std::unordered_map<std::string, int64_t> vocab_;
   std::vector<std::string> id_to_token_;
-  std::unordered_map<std::string, int> merge_rank_;  // "left right" → rank
+  BpeMerges merges_;
   std::vector<AddedToken> added_;                     // longest first
   bool nfc_ = false;
   bool ignore_merges_ = false;

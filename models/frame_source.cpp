@@ -121,8 +121,9 @@ Frames read_npy_frames(const std::string& path, double target_fps) {
   Frames out;
   out.rgb = read_npy(path);
   const auto sizes = out.rgb.sizes();
-  if (out.rgb.scalar_type() != at::kByte || out.rgb.dim() != 4 || sizes[3] != 3 || sizes[0] == 0) {
-    throw source_error(path, "expected uint8 frames [N, H, W, 3] (RGB, N >= 1), got " +
+  if (out.rgb.scalar_type() != at::kByte || out.rgb.dim() != 4 || sizes[3] != 3 || sizes[0] == 0 ||
+      sizes[1] == 0 || sizes[2] == 0) {
+    throw source_error(path, "expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got " +
                                  std::string(c10::getDtypeNames(out.rgb.scalar_type()).first) + " " + c10::str(sizes));
   }
   out.fps = target_fps;

@@ -1,7 +1,10 @@
 #include "models/npy.h"
 
+#include <climits>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "core/io/atomic_file.h"
@@ -46,21 +49,45 @@ at::ScalarType parse_descr(const std::string& header, const std::string& path) {
   throw npy_error(path, "dtype '" + descr + "' is not supported (expected uint8 '|u1', float32 '<f4' or int64 '<i8')");
 }
 
+// A tuple of non-negative integers: "(2, 3)", "(5,)", "()". Anything else (a sign, a number past
+// int64) is an error rather than a silently different shape.
 std::vector<int64_t> parse_shape(const std::string& header, const std::string& path) {
   const std::string rest = field_after(header, "shape", path);
   const size_t close = rest.find(')');
   if (rest.empty() || rest[0] != '(' || close == std::string::npos)
     throw npy_error(path, "npy header: 'shape' is not a tuple");
-  std::vector<int64_t> shape;
   const std::string inside = rest.substr(1, close - 1);
+  const auto bad = [&] {
+    return npy_error(path, "npy header: 'shape' (" + inside + ") must hold non-negative integers below 2^63");
+  };
+  std::vector<int64_t> shape;
   for (size_t pos = 0; pos < inside.size();) {
-    const size_t digit = inside.find_first_of("0123456789", pos);
-    if (digit == std::string::npos) break;
-    size_t used = 0;
-    shape.push_back(std::stoll(inside.substr(digit), &used));
-    pos = digit + used;
+    const char c = inside[pos];
+    if (c == ' ' || c == ',' || c == 'L') {  // 'L': Python 2's long suffix, written by old numpy
+      ++pos;
+      continue;
+    }
+    if (c < '0' || c > '9') throw bad();
+    int64_t value = 0;
+    for (; pos < inside.size() && inside[pos] >= '0' && inside[pos] <= '9'; ++pos) {
+      const int digit = inside[pos] - '0';
+      if (value > (INT64_MAX - digit) / 10) throw bad();
+      value = value * 10 + digit;
+    }
+    shape.push_back(value);
   }
   return shape;
+}
+
+// Bytes the array holds, or nullopt when the product does not fit in 63 bits.
+std::optional<uint64_t> data_bytes(const std::vector<int64_t>& shape, size_t item) {
+  uint64_t n = item;
+  for (const int64_t d : shape) {
+    if (d == 0) return 0;
+    if (n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d)) return std::nullopt;
+    n *= static_cast<uint64_t>(d);
+  }
+  return n;
 }
 
 }  // namespace
@@ -74,11 +101,21 @@ at::Tensor read_npy(const std::string& path) {
   const int major = static_cast<unsigned char>(preamble[kMagicSize]);
   if (major < 1 || major > 3)
     throw npy_error(path, "npy format version " + std::to_string(major) + " is not supported");
+  // Sizes below are checked against the file before anything is allocated: a header may claim anything.
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw npy_error(path, "cannot read the file size: " + ec.message());
   // Version 1 stores the header length in 2 bytes, versions 2 and 3 in 4 (little-endian).
+  const size_t len_size = major == 1 ? 2 : 4;
   unsigned char len_bytes[4] = {0, 0, 0, 0};
-  if (!in.read(reinterpret_cast<char*>(len_bytes), major == 1 ? 2 : 4)) throw npy_error(path, "truncated npy header");
+  if (!in.read(reinterpret_cast<char*>(len_bytes), static_cast<std::streamsize>(len_size)))
+    throw npy_error(path, "truncated npy header");
   const size_t header_len = len_bytes[0] | len_bytes[1] << 8 | static_cast<size_t>(len_bytes[2]) << 16 |
                             static_cast<size_t>(len_bytes[3]) << 24;
+  const uint64_t data_offset = sizeof preamble + len_size + header_len;
+  if (data_offset > file_size)
+    throw npy_error(path, "truncated npy header: it claims " + std::to_string(header_len) + " bytes, the file has " +
+                              std::to_string(file_size) + " in all");
   std::string header(header_len, '\0');
   if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) throw npy_error(path, "truncated npy header");
 
@@ -87,13 +124,17 @@ at::Tensor read_npy(const std::string& path) {
     throw npy_error(path,
                     "Fortran-order arrays are not supported (expected fortran_order False; save a C-order array)");
   const std::vector<int64_t> shape = parse_shape(header, path);
+  const auto bytes = data_bytes(shape, c10::elementSize(type));
+  if (!bytes)
+    throw npy_error(path, "npy header: shape " + c10::str(at::IntArrayRef(shape)) + " holds more than 2^63 bytes");
+  if (*bytes > file_size - data_offset)
+    throw npy_error(path, "truncated: the header promises " + std::to_string(*bytes) + " bytes of data, the file has " +
+                              std::to_string(file_size - data_offset));
 
   at::Tensor array = at::empty(shape, at::TensorOptions().dtype(type));
-  const auto bytes = static_cast<std::streamsize>(array.nbytes());
-  in.read(static_cast<char*>(array.data_ptr()), bytes);
-  if (in.gcount() != bytes)
-    throw npy_error(path, "truncated: the header promises " + std::to_string(bytes) + " bytes of data, the file has " +
-                              std::to_string(in.gcount()));
+  if (!in.read(static_cast<char*>(array.data_ptr()), static_cast<std::streamsize>(*bytes)))
+    throw npy_error(path, "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(*bytes) +
+                              " bytes of data");
   return array;
 }
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/io/unicode_text.h"
+
 namespace svqa {
 namespace {
 
@@ -31,10 +33,7 @@ void append_utf8(std::string& out, utf8proc_int32_t cp) {
 }
 
 // Python's str.isspace() (and so `\s` of `re` on str).
-bool is_space(utf8proc_int32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+bool is_space(utf8proc_int32_t c) { return python_isspace(static_cast<char32_t>(c)); }
 
 bool is_cased(utf8proc_int32_t c) {
   const auto cat = utf8proc_category(c);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/export_weights.h"
 #include "models/qwen_vision_inputs.h"
 #include "models/torchscript_file.h"
 
@@ -24,16 +25,16 @@ TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Devi
                                          std::optional<at::ScalarType> dtype)
     : manifest_(load_manifest(export_dir)), device_(device), dtype_(dtype.value_or(export_dtype(manifest_.dtype))) {
   tokenizer_ = load_tokenizer(manifest_.tokenizer_file);
-  const bool cast = dtype_ != export_dtype(manifest_.dtype);
-  auto load = [&](const std::string& path) {
-    auto m = load_torchscript_file(path, device);
-    if (cast) m.to(dtype_);
-    return m;
-  };
-  text_ = load(manifest_.text_file);
-  vision_ = load(manifest_.vision_file);
+  text_ = load_torchscript_file(manifest_.text_file, device);
+  vision_ = load_torchscript_file(manifest_.vision_file, device);
   layers_.reserve(manifest_.layer_files.size());
-  for (const auto& f : manifest_.layer_files) layers_.push_back(load(f));
+  for (const auto& f : manifest_.layer_files) layers_.push_back(load_torchscript_file(f, device));
+  check_export_weights(manifest_, text_, vision_, layers_, *tokenizer_);  // in the export's own dtype
+  if (dtype_ != export_dtype(manifest_.dtype)) {
+    text_.to(dtype_);
+    vision_.to(dtype_);
+    for (auto& l : layers_) l.to(dtype_);
+  }
 }
 
 torch::jit::Module& TorchScriptBackbone::layer(int64_t i) {
@@ -43,11 +44,11 @@ torch::jit::Module& TorchScriptBackbone::layer(int64_t i) {
 }
 
 at::Tensor TorchScriptBackbone::embed(const at::Tensor& ids) {
-  return text_.run_method("embed", ids.to(device_).unsqueeze(0)).toTensor().squeeze(0);
+  return run_torchscript(text_, manifest_.text_file, "embed", {ids.to(device_).unsqueeze(0)}).toTensor().squeeze(0);
 }
 
 LayerQkv TorchScriptBackbone::layer_qkv(int64_t i, const at::Tensor& h) {
-  const auto out = layer(i).run_method("qkv", h.unsqueeze(0)).toTuple();
+  const auto out = run_torchscript(layer(i), manifest_.layer_files[static_cast<size_t>(i)], "qkv", {h.unsqueeze(0)}).toTuple();
   const auto& t = manifest_.text;
   const int64_t T = h.size(0);
   return {out->elements()[0].toTensor().view({T, t.num_heads, t.head_dim}),
@@ -56,11 +57,13 @@ LayerQkv TorchScriptBackbone::layer_qkv(int64_t i, const at::Tensor& h) {
 }
 
 at::Tensor TorchScriptBackbone::layer_out(int64_t i, const at::Tensor& h, const at::Tensor& attn) {
-  return layer(i).forward({h.unsqueeze(0), attn.unsqueeze(0)}).toTensor().squeeze(0);
+  return run_torchscript(layer(i), manifest_.layer_files[static_cast<size_t>(i)], "forward", {h.unsqueeze(0), attn.unsqueeze(0)})
+      .toTensor()
+      .squeeze(0);
 }
 
 at::Tensor TorchScriptBackbone::logits(const at::Tensor& h) {
-  return text_.forward({h.unsqueeze(0)}).toTensor().squeeze(0);
+  return run_torchscript(text_, manifest_.text_file, "forward", {h.unsqueeze(0)}).toTensor().squeeze(0);
 }
 
 std::optional<at::Tensor> TorchScriptBackbone::video_newline() const {
@@ -81,7 +84,7 @@ at::Tensor TorchScriptBackbone::encode_llava(const at::Tensor& pixels) {
   std::vector<at::Tensor> tokens;
   for (int64_t f = 0; f < pixels.size(0); f += kLlavaFramesPerCall) {
     const auto batch = pixels.narrow(0, f, std::min(kLlavaFramesPerCall, pixels.size(0) - f)).to(device_, dtype_);
-    tokens.push_back(vision_.forward({batch}).toTensor());
+    tokens.push_back(run_torchscript(vision_, manifest_.vision_file, "forward", {batch}).toTensor());
   }
   const auto out = at::cat(tokens, 0);  // [F, P, hidden]
   return out.reshape({-1, out.size(2)});
@@ -102,9 +105,9 @@ at::Tensor TorchScriptBackbone::encode_qwen(const VisualInput& input) {
   // One temporal patch per call: full attention never crosses temporal patches, so this is exact.
   for (int64_t i = 0; i < t; ++i) {
     const auto patches = input.pixels.narrow(0, i * h * w, h * w);
-    tokens.push_back(vision_
-                         .forward({on(patches), in.cos.to(device_), in.sin.to(device_), on(in.window_index), on(in.reverse_index),
-                                   on(in.full_mask), on(in.window_mask)})
+    tokens.push_back(run_torchscript(vision_, manifest_.vision_file, "forward",
+                                     {on(patches), in.cos.to(device_), in.sin.to(device_), on(in.window_index),
+                                      on(in.reverse_index), on(in.full_mask), on(in.window_mask)})
                          .toTensor());
   }
   return at::cat(tokens, 0);

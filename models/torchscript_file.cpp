@@ -10,8 +10,16 @@ torch::jit::Module load_torchscript_file(const std::string& path, at::Device dev
     m.eval();
     return m;
   } catch (const c10::Error& e) {
-    const std::string why = e.what_without_backtrace();
-    throw std::runtime_error(path + ": not a loadable TorchScript file (" + why.substr(0, why.find('\n')) + ")");
+    throw std::runtime_error(path + ": not a loadable TorchScript file (" + torch_error_line(e) + ")");
+  }
+}
+
+c10::IValue run_torchscript(torch::jit::Module& module, const std::string& path, const std::string& method,
+                            std::vector<c10::IValue> inputs) {
+  try {
+    return module.get_method(method)(std::move(inputs));
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(path + ": " + method + ": " + torch_error_line(e));
   }
 }
 

@@ -8,15 +8,13 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <numeric>
-#include <stdexcept>
 
 #include "core/memory/memory_bank.h"
-#include "models/backbone.h"
 #include "models/image_text_model.h"
 #include "strategies/retrieval/external.h"
+#include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_SIGLIP
 #error "tests/CMakeLists.txt defines SVQA_TINY_SIGLIP, the tiny SigLIP export directory"
@@ -25,54 +23,15 @@
 namespace svqa {
 namespace {
 
+using test::StubBackbone;
+using test::tiny_siglip;
+
 constexpr int64_t kLayers = 3;
 
-std::shared_ptr<ImageTextModel> tiny_siglip() {
-  static std::shared_ptr<ImageTextModel> model = [] {
-    if (!std::filesystem::exists(std::string(SVQA_TINY_SIGLIP) + "/manifest.json"))
-      throw std::runtime_error(std::string(SVQA_TINY_SIGLIP) +
-                               ": no export; run these tests through ctest (fixture export_tiny_siglip) or "
-                               "`.venv/bin/python -m models.export.image_text --tiny siglip --out " SVQA_TINY_SIGLIP "`");
-    return std::make_shared<ImageTextModel>(SVQA_TINY_SIGLIP);
-  }();
-  return model;
-}
-
-// External retrieval never touches the backbone; begin_question still takes one.
-class NoBackbone final : public Backbone {
- public:
-  const Manifest& manifest() const override { return manifest_; }
-  const Tokenizer& tokenizer() const override { throw std::logic_error("unused"); }
-  at::Device device() const override { return at::kCPU; }
-  at::ScalarType dtype() const override { return at::kFloat; }
-  at::Tensor encode_frames(const VisualInput&) override { throw std::logic_error("unused"); }
-  std::optional<at::Tensor> video_newline() const override { return std::nullopt; }
-  at::Tensor embed(const at::Tensor&) override { throw std::logic_error("unused"); }
-  LayerQkv layer_qkv(int64_t, const at::Tensor&) override { throw std::logic_error("unused"); }
-  at::Tensor layer_out(int64_t, const at::Tensor&, const at::Tensor&) override { throw std::logic_error("unused"); }
-  at::Tensor logits(const at::Tensor&) override { throw std::logic_error("unused"); }
-
- private:
-  Manifest manifest_;
-};
-
-MemoryBankOptions bank_options() {
-  MemoryBankOptions o;
-  o.num_layers = kLayers;
-  return o;
-}
+MemoryBankOptions bank_options() { return test::cpu_bank(kLayers); }
 
 KvBlock block_of_frames(int64_t first, int64_t last, Granularity g = Granularity::Frame) {
-  KvBlock b;
-  b.granularity = g;
-  b.first_frame = first;
-  b.last_frame = last;
-  b.positions = at::zeros({3, 1}, at::kLong);
-  for (int64_t l = 0; l < kLayers; ++l) {
-    b.keys.push_back(at::zeros({1, 1, 2}));
-    b.values.push_back(at::zeros({1, 1, 2}));
-  }
-  return b;
+  return test::frame_block(kLayers, first, last, g);
 }
 
 // A stream of `frames` (uint8 [N, 32, 32, 3]), one unit of `per_unit` frames at a time, and one
@@ -94,7 +53,7 @@ struct Stream {
 
 // Blocks for every layer; checks they are the same and ascending.
 std::vector<int64_t> ask(ExternalRetrieval& strategy, const std::string& question, const MemoryBank& bank) {
-  NoBackbone backbone;
+  test::StubBackbone backbone;  // external retrieval never runs the backbone
   strategy.begin_question(backbone, QuestionInfo{"q", question, 0}, bank);
   const auto first = strategy.select(LayerQuery{0, {}, {}}, bank);
   CHECK(std::is_sorted(first.begin(), first.end()));
@@ -110,10 +69,7 @@ ExternalRetrievalOptions options(int64_t retrieve_size, int64_t chunk_size) {
   return o;
 }
 
-at::Tensor random_frames(int64_t n, uint64_t seed) {
-  at::manual_seed(seed);
-  return at::randint(0, 256, {n, 32, 32, 3}, at::kByte);
-}
+at::Tensor random_frames(int64_t n, uint64_t seed) { return test::random_frames(n, 32, 32, 1.0, seed).rgb; }
 
 // Indices of the pool ordered by descending cosine with `question`.
 std::vector<int64_t> ranked(const at::Tensor& pool, const std::string& question) {

@@ -14,28 +14,13 @@
 #include "core/memory/context_assembler.h"
 #include "core/memory/memory_bank.h"
 #include "strategies/retrieval/internal.h"
+#include "tests/strategy_fixtures.h"
 
 namespace svqa {
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("svqa_test_" + name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(p);
-  return p.string();
-}
-
-// A frame block of `n` tokens with random K/V in every layer and ReKV's representative.
-KvBlock random_block(int64_t layers, int64_t n, int64_t kv, int64_t d, int64_t heads, int64_t first_position,
-                     at::ScalarType dtype = at::kFloat) {
-  KvBlock b;
-  b.positions = at::arange(first_position, first_position + n, at::kLong).unsqueeze(0).expand({3, n}).contiguous();
-  for (int64_t l = 0; l < layers; ++l) {
-    b.keys.push_back(at::randn({n, kv, d}).to(dtype));
-    b.values.push_back(at::randn({n, kv, d}).to(dtype));
-    b.representatives.push_back(mean_key_representative(b.keys.back(), heads));
-  }
-  return b;
-}
+using test::random_block;
+using test::temp_dir;
 
 int64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
@@ -81,7 +66,39 @@ TEST_CASE("bank accounting is exact and the disk tier returns blocks bit for bit
   CHECK(at::equal(bank.representatives(1).narrow(0, 4, 1).flatten(), originals[4].representatives[1]));
 }
 
+TEST_CASE("a block comes back as stored; its representatives through representative()", "[memory]") {
+  at::manual_seed(3);
+  MemoryBank bank({2, at::kCPU, 0, temp_dir("reps")});  // budget 0: every block spills
+  auto with = random_block(2, 3, 2, 4, 4, 0);
+  auto without = random_block(2, 3, 2, 4, 4, 3);
+  without.representatives[1] = at::Tensor();  // none in layer 1
+  bank.add(with);
+  bank.add(without);
+  for (int64_t l = 0; l < 2; ++l) {
+    CHECK(at::equal(bank.block(0).keys[l], with.keys[l]));
+    CHECK(bank.block(0).representatives.empty());  // as the doc says: they are not in block()
+    CHECK(at::equal(bank.representative(0, l), with.representatives[l]));
+  }
+  CHECK(at::equal(bank.representative(1, 0), without.representatives[0]));
+  CHECK_FALSE(bank.representative(1, 1).defined());
+  CHECK_THROWS_AS(bank.representative(2, 0), std::out_of_range);
+}
+
+// Resident memory measures the allocator: under AddressSanitizer, freed blocks sit in its quarantine
+// (256 MiB by default) and its allocator keeps what it mapped, so the figure says nothing about the bank.
+#if defined(__SANITIZE_ADDRESS__)
+#define SVQA_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SVQA_UNDER_ASAN 1
+#endif
+#endif
+
 TEST_CASE("past the RAM budget, resident memory stops growing with the stream", "[memory]") {
+#ifdef SVQA_UNDER_ASAN
+  WARN("skipped under AddressSanitizer: its quarantine holds freed memory, so resident memory is not the bank's");
+  return;
+#endif
   const int64_t layers = 4, n = 256, kv = 4, d = 128;  // 2 MiB of K/V per block
   const int64_t block_bytes = layers * 2 * n * kv * d * 4, budget = 8 * block_bytes;
   MemoryBank bank({layers, at::kCPU, budget, temp_dir("rss")});
@@ -180,24 +197,11 @@ TEST_CASE("a context read from the bank (RAM and disk) equals one built from blo
 
 TEST_CASE("internal retrieval finds blocks planted along the question's query, at every layer", "[retrieval]") {
   at::manual_seed(2);
-  const int64_t layers = 3, heads = 4, kv = 2, d = 8, n = 6;
-  MemoryBank bank({layers, at::kCPU, -1, ""});
-  LayerQuery queries[layers];
-  for (int64_t l = 0; l < layers; ++l) queries[l] = {l, at::randn({5, heads, d}), at::randn({5, kv, d})};
-  const std::vector<int64_t> planted{3, 11, 17};
-  for (int64_t i = 0; i < 20; ++i) {
-    auto b = random_block(layers, n, kv, d, heads, i * n);
-    b.first_frame = b.last_frame = i;
-    if (std::find(planted.begin(), planted.end(), i) != planted.end()) {
-      for (int64_t l = 0; l < layers; ++l) {
-        // Keys whose mean is the question's mean query, averaged over each kv head's query heads.
-        const auto direction = queries[l].queries.mean(0).view({kv, heads / kv, d}).mean(1);  // [kv, d]
-        b.keys[l] = b.keys[l] * 0.1 + 3.0 * direction.unsqueeze(0);
-        b.representatives[l] = mean_key_representative(b.keys[l], heads);
-      }
-    }
-    bank.add(b);
-  }
+  const int64_t layers = 3;
+  const test::PlantedBank planted_bank({layers, 4, 2, 8}, 20, {3, 11, 17});
+  const MemoryBank& bank = planted_bank.bank;
+  const auto& queries = planted_bank.queries;
+  const auto& planted = planted_bank.planted;
   for (const std::string similarity : {"dot", "cosine"}) {
     InternalRetrieval retrieval({3, 1, similarity});
     for (int64_t l = 0; l < layers; ++l) {

@@ -62,15 +62,20 @@ TEST_CASE("an unknown name lists the known ones and the closest match", "[regist
                     "unknown retrieval strategy 'zzz'; known: external, internal");
 }
 
-TEST_CASE("built-in registries list what the issues built so far", "[registry]") {
+TEST_CASE("built-in registries hold at least what the issues built so far", "[registry]") {
+  // "Contains", not equality: a new strategy or benchmark adds its name without editing this test.
   const Registries reg = builtin_registries();
-  CHECK(reg.backbone.names() == std::vector<std::string>{"torchscript"});
-  CHECK(reg.encoding.names() == std::vector<std::string>{"rekv_sliding_window"});
-  const auto retrieval = reg.retrieval.names();
-  for (const char* name : {"external", "full_context", "internal", "recent", "uniform"})
-    CHECK(std::find(retrieval.begin(), retrieval.end(), name) != retrieval.end());
-  CHECK(reg.benchmark.names() == std::vector<std::string>{"cgbench", "egoschema", "lvbench", "mlvu", "rvs_ego",
-                                                          "rvs_movie", "stream_list", "streamingbench", "videomme"});
+  auto holds = [](const std::vector<std::string>& names, std::initializer_list<const char*> want) {
+    for (const char* name : want) {
+      INFO(name);
+      CHECK(std::find(names.begin(), names.end(), name) != names.end());
+    }
+  };
+  holds(reg.backbone.names(), {"torchscript"});
+  holds(reg.encoding.names(), {"rekv_sliding_window"});
+  holds(reg.retrieval.names(), {"external", "full_context", "internal", "recent", "uniform"});
+  holds(reg.benchmark.names(), {"cgbench", "egoschema", "lvbench", "mlvu", "rvs_ego", "rvs_movie", "stream_list",
+                                "streamingbench", "videomme"});
 }
 
 }  // namespace svqa

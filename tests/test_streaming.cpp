@@ -14,6 +14,7 @@
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/internal.h"
+#include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS
 #error "SVQA_TINY_EXPORTS must name the directory the CTest fixture exports tiny backbones to"
@@ -22,12 +23,7 @@
 namespace svqa {
 namespace {
 
-Frames random_frames(int64_t n, int64_t h, int64_t w, double fps) {
-  at::manual_seed(7);
-  Frames f{at::randint(0, 256, {n, h, w, 3}, at::kByte), {}, fps};
-  for (int64_t i = 0; i < n; ++i) f.timestamps.push_back(static_cast<double>(i) / fps);
-  return f;
-}
+using test::random_frames;
 
 at::Tensor embed_ids(Backbone& b, const std::vector<int64_t>& ids) { return b.embed(at::tensor(ids, at::kLong)); }
 
@@ -45,7 +41,7 @@ TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals th
 
     for (const auto policy : {PositionPolicy::Contiguous, PositionPolicy::Original}) {
       RekvSlidingWindow encoder(RekvOptions{1000000});
-      MemoryBank bank({backbone.num_layers(), at::kCPU, -1, ""});
+      MemoryBank bank(test::cpu_bank(backbone.num_layers()));
       encoder.begin_stream(backbone, sink_ids, bank);
       VisualUnitMaker maker(backbone, frames);
       const auto units = maker.make(0, 6, encoder.sinks().size(), encoder.next_position());
@@ -79,7 +75,7 @@ TEST_CASE("a window smaller than the stream separates the sinks and changes the 
   const auto sink_ids = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
   auto encode = [&](int64_t n_local) {
     RekvSlidingWindow encoder(RekvOptions{n_local});
-    MemoryBank bank({backbone.num_layers(), at::kCPU, -1, ""});
+    MemoryBank bank(test::cpu_bank(backbone.num_layers()));
     encoder.begin_stream(backbone, sink_ids, bank);
     VisualUnitMaker maker(backbone, frames);
     encoder.encode(backbone, maker.make(0, 8, encoder.sinks().size(), encoder.next_position()), bank);

@@ -19,6 +19,7 @@
 #include "core/config/grid.h"
 #include "core/run/stream_runner.h"
 #include "models/tokenizer.h"
+#include "models/torch_error.h"
 
 #ifndef SVQA_VERSION
 #define SVQA_VERSION "unknown"
@@ -278,6 +279,9 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
   } catch (const cxxopts::exceptions::exception& e) {
     std::cerr << "svqa " << command << ": " << e.what() << " (see svqa " << command << " --help)\n";
     return kUsageOrConfigError;
+  } catch (const c10::Error& e) {  // what() would add a 15–30 line C++ backtrace
+    std::cerr << "svqa " << command << ": error: " << torch_error_line(e) << "\n";
+    return kRuntimeFailure;
   } catch (const std::exception& e) {
     std::cerr << "svqa " << command << ": error: " << e.what() << "\n";
     return kRuntimeFailure;

@@ -43,6 +43,13 @@ struct Stream {
 // papers used; the others are each benchmark's official scorer.
 enum class AnswerRule { rekv, streamingbench, cgbench, lvbench, videomme, mlvu };
 
+// What a benchmark's rule made of one multiple-choice output.
+struct Verdict {
+  enum class Outcome { correct, wrong, unanswered };  // unanswered: left out of the accuracy by the rule
+  Outcome outcome = Outcome::unanswered;
+  std::string parsed;  // what the rule read from the output: a letter, CG-Bench's result or letters
+};
+
 // Something wrong or unusual in an annotation file: `where` is "FILE: [record].field".
 // Fatal: the record cannot be used (skipped); otherwise it is used as docs/benchmarks.md says.
 struct LoadProblem {
@@ -63,6 +70,17 @@ class Benchmark {
     return streams();
   }
   virtual AnswerRule answer_rule() const { return AnswerRule::rekv; }
+
+  // How the run puts a question to the model and reads its answer: the benchmark's rule
+  // (benchmarks/answer_parsing.h's RuleBenchmark implements these for every AnswerRule).
+  // The text that replaces {question} in the answer prompt (open-ended: the question itself).
+  virtual std::string question_text(const Question& q) const = 0;
+  // What the assistant turn is pre-filled with before decoding ("Best option: (" for ReKV); "" none.
+  virtual std::string answer_prefix(const Question& q) const = 0;
+  // The official verdict on one multiple-choice output, and whether it counts: a question without
+  // a gold letter, or an output the rule leaves unanswered, has no correct/wrong.
+  virtual Verdict verdict(const Question& q, const std::string& output) const = 0;
+  virtual bool has_gold(const Question& q) const = 0;
 };
 
 }  // namespace svqa

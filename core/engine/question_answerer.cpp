@@ -76,6 +76,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   }
   answer.retrieve_seconds = seconds_since(t0);
   answer.block_scores = retrieval.block_scores();
+  answer.expert_block_scores = retrieval.expert_block_scores();
 
   // Pass 2: the answer prompt over [sinks | selected]; pass 3: greedy decoding.
   t0 = std::chrono::steady_clock::now();

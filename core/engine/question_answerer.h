@@ -29,6 +29,7 @@ struct Answer {
   std::vector<std::vector<int64_t>> selected;  // block ids per layer, in context order
   std::vector<int64_t> context_tokens;         // per layer: sinks + selected tokens
   std::map<int64_t, double> block_scores;      // the retrieval strategy's score per block, if it scores
+  std::map<std::string, std::map<int64_t, double>> expert_block_scores;  // per expert of a mixture
   at::Tensor prompt_logits;                    // [vocab] float32 after the prompt prefill
   double retrieve_seconds = 0, prefill_seconds = 0, decode_seconds = 0;
   double gather_seconds = 0;  // part of retrieve_seconds: fetching the selected blocks and assembling the context

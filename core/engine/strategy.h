@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/memory/memory_bank.h"
 #include "core/engine/stream_types.h"
@@ -24,6 +27,14 @@ class EncodingStrategy {
   virtual const SinkKv& sinks() const = 0;
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
+  // A question is about to be answered from the bank (every frame up to its time is encoded):
+  // the last chance to change the bank before retrieval, e.g. close a half-filled segment.
+  virtual void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+    (void)backbone, (void)question, (void)bank;
+  }
+  // Fields of its own for the question's record, written under "extra" in predictions.jsonl
+  // (key them by the strategy's name). Called after the question is answered.
+  virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with
@@ -45,6 +56,11 @@ class RetrievalStrategy {
   // The score each block got for the current question (mean over layers where every layer scores),
   // recorded per question for reports (the temporal bias of retrieval); empty: the strategy does not score.
   virtual std::map<int64_t, double> block_scores() const { return {}; }
+  // As EncodingStrategy::add_record_fields: its own fields for the current question's record.
+  virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
+  // A mixture's experts' own scores per block (name -> block -> score), recorded beside
+  // block_scores(); empty for strategies with one expert.
+  virtual std::map<std::string, std::map<int64_t, double>> expert_block_scores() const { return {}; }
 };
 
 }  // namespace svqa

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -177,6 +178,15 @@ bool MemoryBank::in_layer(int64_t id, int64_t layer) const {
   const Entry& e = *entries_.at(static_cast<size_t>(id));
   if (e.file.empty()) return e.block.in_layer(layer);
   return layer >= 0 && layer < options_.num_layers && !e.shapes[static_cast<size_t>(2 * layer)].empty();
+}
+
+at::Tensor MemoryBank::representative(int64_t id, int64_t layer) const {
+  info(id);  // checks the id
+  if (layer < 0 || layer >= options_.num_layers) throw std::out_of_range("memory bank: no layer " + std::to_string(layer));
+  const auto& ids = rep_ids_[static_cast<size_t>(layer)];
+  const auto row = std::lower_bound(ids.begin(), ids.end(), id);  // rows are added in id order
+  if (row == ids.end() || *row != id) return {};
+  return rep_matrix_[static_cast<size_t>(layer)][row - ids.begin()];
 }
 
 KvBlock MemoryBank::block(int64_t id) const {

@@ -42,7 +42,9 @@ class MemoryBank {
 
   // Takes the block (tensors moved to CPU); returns its id. Spills old blocks past the budget.
   int64_t add(KvBlock block);
-  // The block with its tensors (mapped from disk if spilled). Throws std::out_of_range for a bad id.
+  // The block with its K/V tensors (mapped from disk if spilled) and everything else add() was
+  // given, except `representatives`: those live in one matrix per layer and come back empty here;
+  // read them with representative(id, layer) or representatives(layer). Throws std::out_of_range for a bad id.
   KvBlock block(int64_t id) const;
   // Copies layer `layer` of block `id` into k and v ([n, kv_heads, d] views, any device and dtype):
   // from RAM (non-blocking from pinned memory), or read from its spill file straight into them when
@@ -51,7 +53,11 @@ class MemoryBank {
   void read_layer(int64_t id, int64_t layer, const at::Tensor& k, const at::Tensor& v) const;
   // [n, kv_heads, d] of block `id`'s keys in `layer` (resident or spilled); empty where absent.
   std::vector<int64_t> key_shape(int64_t id, int64_t layer) const;
-  // Metadata (span, granularity, positions); its K/V tensors are empty once spilled: use block().
+  // Block `id`'s representative vector in `layer` as stored ([dim] float32 on the bank's device, a
+  // view into the layer's matrix: do not write to it); undefined when it has none in that layer.
+  at::Tensor representative(int64_t id, int64_t layer) const;
+  // Metadata (span, granularity, positions); its K/V tensors are empty once spilled (use block()),
+  // its representatives always (use representative()).
   const KvBlock& info(int64_t id) const;
   // Whether block `id` has K/V in `layer` (resident or spilled).
   bool in_layer(int64_t id, int64_t layer) const;

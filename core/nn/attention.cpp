@@ -134,17 +134,26 @@ at::Tensor attention_visibility(int64_t queries, int64_t keys, const AttentionMa
 AttentionResult attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionMask& mask,
                        bool want_probs) {
   check_shapes(q, k, v, "attend");
-  const int64_t T = q.size(0), S = k.size(0), heads = q.size(1), d = q.size(2);
-  if (S < T && mask.causal) throw std::invalid_argument("attend: causal attention needs at least as many keys as queries");
+  if (k.size(0) < q.size(0) && mask.causal)
+    throw std::invalid_argument("attend: causal attention needs at least as many keys as queries");
+  if (want_probs) return attend_masked(q, k, v, attention_visibility(q.size(0), k.size(0), mask, q.device()), true);
+  std::vector<Partial> parts;
+  masked_partials(q, k, v, mask, parts);
+  return {merge_partials(parts, q.scalar_type()), {}};
+}
+
+AttentionResult attend_masked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
+                              bool want_probs) {
+  check_shapes(q, k, v, "attend");
+  const int64_t T = q.size(0), heads = q.size(1), d = q.size(2);
+  if (visible.dim() != 2 || visible.size(0) != T || visible.size(1) != k.size(0))
+    throw std::invalid_argument("attend: visibility must be [queries, keys]");
   AttentionResult r;
   if (!want_probs) {
-    std::vector<Partial> parts;
-    masked_partials(q, k, v, mask, parts);
-    r.out = merge_partials(parts, q.scalar_type());
+    r.out = merge_partials({partial(q, k, v, false, visible)}, q.scalar_type());
     return r;
   }
   // Eager path, softmax in float32 (HF's eager attention), so the probabilities can be returned.
-  const auto visible = attention_visibility(T, S, mask, q.device());
   const auto qh = q.transpose(0, 1);  // [heads, T, d]
   const auto kh = k.transpose(0, 1).repeat_interleave(heads / k.size(1), 0);
   const auto vh = v.transpose(0, 1).repeat_interleave(heads / k.size(1), 0);

@@ -32,6 +32,11 @@ struct AttentionResult {
 AttentionResult attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionMask& mask,
                        bool want_probs = false);
 
+// The same with an explicit visibility [T, S] bool (true where query i may see key j), e.g. a window
+// whose keys are not contiguous in the stream.
+AttentionResult attend_masked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
+                              bool want_probs = false);
+
 // The same over several key/value segments (e.g. sinks, retrieved blocks, local window) as one sequence.
 AttentionResult attend(const at::Tensor& q, const std::vector<at::Tensor>& ks, const std::vector<at::Tensor>& vs,
                        const AttentionMask& mask, bool want_probs = false);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "benchmarks/prediction_records.h"
 #include "core/engine/benchmark.h"
 #include "core/config/experiment.h"
+#include "core/io/format.h"
 #include "core/report/line_plot.h"
 
 namespace fs = std::filesystem;
@@ -24,32 +24,9 @@ namespace {
 
 bool is_run_dir(const fs::path& p) { return fs::is_regular_file(p / "config.yaml") && fs::is_regular_file(p / "predictions.jsonl"); }
 
-// The JSON objects of a JSON Lines file; a torn last line (a killed writer) is skipped.
-std::vector<nlohmann::json> read_json_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read");
-  std::vector<nlohmann::json> out;
-  std::string line;
-  for (size_t n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      out.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::exception& e) {
-      if (in.eof()) break;
-      throw std::runtime_error(path + ":" + std::to_string(n) + ": not JSON: " + e.what());
-    }
-  }
-  return out;
-}
-
 std::optional<double> mean(double sum, int64_t n) { return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt; }
 
-std::string number(std::optional<double> v, int digits) {
-  if (!v) return "";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << *v;
-  return s.str();
-}
+std::string number(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : ""; }
 
 std::string percent(std::optional<double> v) { return v ? number(*v * 100, 1) : ""; }
 
@@ -133,34 +110,28 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     r.benchmark = benchmark->type;
     auto loaded = registries.benchmark.create(benchmark->type, benchmark->options);
     const std::vector<Stream> streams = loaded->streams();
-    const std::string predictions = dir + "/predictions.jsonl";
-    r.scores = score_predictions(r.benchmark, loaded->answer_rule(), streams, read_prediction_records(predictions, true));
+    const auto records = read_prediction_records(dir + "/predictions.jsonl");
+    r.scores = score_predictions(r.benchmark, loaded->answer_rule(), streams, records);
 
     double memory = 0, inference = 0, ttft = 0, encode_s = 0, encode_frames = 0;
     int64_t answered = 0;
-    for (const auto& rec : read_json_lines(predictions)) {
+    for (const auto& rec : records) {
       ++r.records;
-      if (rec.contains("error")) {
+      if (!rec.answered()) {
         ++r.errored;
         continue;
       }
-      if (!rec.contains("memory") || !rec.contains("timing")) continue;  // not svqa's own record
+      if (!rec.memory || !rec.timing) continue;  // not svqa's own record
       ++answered;
-      memory += rec["memory"].value("tokens", 0.0);
-      const auto& context = rec.value("context_tokens", nlohmann::json::array());
+      memory += static_cast<double>(rec.memory->tokens);
       double sum = 0;
-      for (const auto& c : context) sum += c.get<double>();
-      inference += context.empty() ? 0.0 : sum / static_cast<double>(context.size());
-      const auto& t = rec["timing"];
-      ttft += t.value("ttft_s", t.value("retrieve_s", 0.0) + t.value("prefill_s", 0.0));
-      encode_s += t.value("encode_s", 0.0);
-      encode_frames += t.value("encode_frames", 0.0);
-      if (rec.contains("retrieval_scores")) {
-        RetrievalTrace trace{rec["stream"].get<std::string>(), rec["question_id"].get<std::string>(),
-                             rec["time"].get<double>(), {}};
-        for (const auto& p : rec["retrieval_scores"]) trace.scores.emplace_back(p[0].get<double>(), p[1].get<double>());
-        r.traces.push_back(std::move(trace));
-      }
+      for (const int64_t c : rec.context_tokens) sum += static_cast<double>(c);
+      inference += rec.context_tokens.empty() ? 0.0 : sum / static_cast<double>(rec.context_tokens.size());
+      ttft += rec.timing->ttft_s;
+      encode_s += rec.timing->encode_s;
+      encode_frames += static_cast<double>(rec.timing->encode_frames);
+      if (!rec.retrieval_scores.empty())
+        r.traces.push_back({rec.stream, rec.question_id, rec.time.value_or(0), rec.retrieval_scores});
     }
     r.memory_tokens = mean(memory, answered);
     r.inference_tokens = mean(inference, answered);

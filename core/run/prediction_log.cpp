@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/io/json_lines.h"
+
 namespace svqa {
 namespace {
 
@@ -23,36 +25,28 @@ void kill_if_asked(int64_t written_by_process) {
 PredictionLog::PredictionLog(const std::string& path) : path_(path) {
   namespace fs = std::filesystem;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
-  std::uintmax_t keep = 0;
+  bool add_newline = false;
   if (fs::exists(path)) {
-    std::ifstream in(path, std::ios::binary);
-    std::string line;
-    std::uintmax_t offset = 0;
-    while (std::getline(in, line)) {
-      const bool complete = !in.eof();  // a line without its newline was cut by a kill
-      offset += line.size() + (complete ? 1 : 0);
-      if (!complete) break;
-      try {
-        auto record = nlohmann::json::parse(line);
-        done_.insert({record.at("stream").get<std::string>(), record.at("question_id").get<std::string>()});
-        records_.push_back(std::move(record));
-        keep = offset;
-      } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path + ": line " + std::to_string(records_.size() + 1) +
-                                 " is not a prediction record (" + e.what() + "); move the file away to start over");
-      }
+    try {
+      const JsonLinesFile file = read_json_lines(path);
+      records_ = prediction_records(file, path);
+      for (const auto& r : records_) done_.insert({r.stream, r.question_id});
+      fs::resize_file(path, file.kept_bytes);
+      add_newline = file.last_line_unterminated;
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string(e.what()) + "; move the file away to start over");
     }
-    fs::resize_file(path, keep);
   }
   out_.open(path, std::ios::app | std::ios::binary);
   if (!out_) throw std::runtime_error(path + ": cannot open for appending");
+  if (add_newline) out_ << '\n';
 }
 
-void PredictionLog::append(const nlohmann::json& record) {
-  out_ << record.dump() << '\n';
+void PredictionLog::append(const PredictionRecord& record) {
+  out_ << to_json(record).dump() << '\n';
   out_.flush();
   if (!out_) throw std::runtime_error(path_ + ": write failed");
-  done_.insert({record.at("stream").get<std::string>(), record.at("question_id").get<std::string>()});
+  done_.insert({record.stream, record.question_id});
   records_.push_back(record);
   static int64_t written_by_process = 0;
   kill_if_asked(++written_by_process);

@@ -1,6 +1,7 @@
 #pragma once
-// predictions.jsonl: one JSON record per finished question, appended and flushed as each finishes,
-// so a killed run loses at most the question in flight and a rerun skips what is done.
+// Writing one record: predictions.jsonl gets one PredictionRecord per finished question, appended
+// and flushed as each finishes, so a killed run loses at most the question in flight and a rerun
+// skips what is done.
 
 #include <fstream>
 #include <set>
@@ -8,26 +9,27 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "benchmarks/prediction_records.h"
 
 namespace svqa {
 
 class PredictionLog {
  public:
-  // Opens (creating) `path`; a torn last line from a killed run is cut off first.
+  // Opens (creating) `path` and reads its records by the JSON Lines rule (core/io/json_lines.h):
+  // a torn last line from a killed run is cut off the file, so its question is answered again.
   explicit PredictionLog(const std::string& path);
 
   bool done(const std::string& stream, const std::string& question) const {
     return done_.count({stream, question}) > 0;
   }
-  void append(const nlohmann::json& record);  // needs "stream" and "question_id"
-  const std::vector<nlohmann::json>& records() const { return records_; }
+  void append(const PredictionRecord& record);
+  const std::vector<PredictionRecord>& records() const { return records_; }
 
  private:
   std::string path_;
   std::ofstream out_;
   std::set<std::pair<std::string, std::string>> done_;
-  std::vector<nlohmann::json> records_;
+  std::vector<PredictionRecord> records_;
 };
 
 }  // namespace svqa

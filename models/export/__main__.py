@@ -1,4 +1,4 @@
-"""python -m models.export (--model HF_DIR | --tiny ARCH [--seed N]) --out DIR [--dtype float32]
+"""python -m models.export (--model HF_DIR | --tiny ARCH|PRESET [--seed N]) --out DIR [--dtype float32]
 
 Writes DIR/manifest.json, vision.pt, text.pt, layers/NNN.pt and tokenizer.json; with --tiny also
 DIR/hf/ (the random Hugging Face model, its video processor and tokenizer) so anyone can compare.
@@ -30,12 +30,15 @@ def model_classes(architecture):
     return transformers.Qwen2_5_VLConfig, transformers.Qwen2_5_VLForConditionalGeneration
 
 
-def make_tiny(architecture, seed, overrides, hf_dir):
-    """Builds, seeds and saves a tiny random model; returns (model, processor settings, tokenizer.json path)."""
+def make_tiny(name, seed, overrides, hf_dir):
+    """Builds, seeds and saves a tiny random model of an architecture or preset; returns (model,
+    processor settings, tokenizer.json path)."""
+    architecture, overrides = tiny.resolve(name, overrides)
     config_cls, model_cls = model_classes(architecture)
     tok = tiny.train_tokenizer(architecture)
     build = tiny.llava_onevision_config if architecture == "llava_onevision" else tiny.qwen2_5_vl_config
     settings = tiny.apply_overrides(build(tok), overrides)
+    tiny.check_runnable(architecture, settings)
     config = config_cls(**settings)
     torch.manual_seed(seed)
     model = model_cls(config).eval()
@@ -77,7 +80,9 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="a Hugging Face checkpoint directory (LLaVA-OneVision or Qwen2.5-VL)")
-    source.add_argument("--tiny", choices=ARCHITECTURES, help="a tiny random-weight model of this architecture")
+    source.add_argument("--tiny", choices=ARCHITECTURES + tuple(tiny.PRESETS),
+                        help="a tiny random-weight model of this architecture, or a named variant "
+                             "(llava_onevision_196: 196 tokens per 384 px frame, as the real model)")
     parser.add_argument("--seed", type=int, default=0, help="weights seed for --tiny")
     parser.add_argument("--tiny-set", action="append", default=[], metavar="KEY=VALUE",
                         help="change a tiny config value, e.g. text_config.num_hidden_layers=4 (repeatable)")

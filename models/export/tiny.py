@@ -79,10 +79,24 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
+# Named tiny variants: an architecture and overrides of its tiny config.
+PRESETS = {
+    # 384 px / patch 14 → 27×27 patches pooled to 14×14 = 196 tokens per frame, the real model's
+    # layout (MuKV's 49-token patches and 4-frame segments need it).
+    "llava_onevision_196": ("llava_onevision", ["vision_config.image_size=384", "vision_config.patch_size=14"]),
+}
+
+
+def resolve(name: str, overrides: list[str]) -> tuple[str, list[str]]:
+    """(architecture, overrides) of an architecture or preset name; explicit overrides come last."""
+    architecture, preset = PRESETS.get(name, (name, []))
+    return architecture, preset + list(overrides)
+
+
 def video_processor_config(architecture: str, config: dict) -> dict:
     """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys. LLaVA-OV
-    frames are resized to the vision tower's image_size, so `--tiny-set vision_config.image_size=384`
-    changes both."""
+    resizes frames to the vision tower's image_size, so a `--tiny-set vision_config.image_size` is
+    carried here."""
     if architecture == "llava_onevision":
         side = config["vision_config"]["image_size"]
         return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": side, "width": side},
@@ -91,6 +105,39 @@ def video_processor_config(architecture: str, config: dict) -> dict:
     return dict(video_processor_type="Qwen2VLVideoProcessor", size={"shortest_edge": 56 * 56, "longest_edge": 168 * 168},
                 patch_size=14, temporal_patch_size=2, merge_size=2, rescale_factor=1 / 255,
                 image_mean=[0.48145466, 0.4578275, 0.40821073], image_std=[0.26862954, 0.26130258, 0.27577711])
+
+
+def check_runnable(architecture: str, config: dict) -> None:
+    """Refuses, in one line, a tiny config (after --tiny-set) that Hugging Face builds but that cannot
+    run: widths that do not meet, heads that do not divide, frames too small for the 2× pooling."""
+    text, vision = config["text_config"], config["vision_config"]
+
+    def refuse(why):
+        raise SystemExit(f"export: --tiny-set: {why}")
+
+    heads, kv = text["num_attention_heads"], text["num_key_value_heads"]
+    if heads % kv:
+        refuse(f"text_config.num_key_value_heads ({kv}) must divide text_config.num_attention_heads ({heads})")
+    if architecture == "llava_onevision":
+        if vision["image_size"] < 2 * vision["patch_size"]:  # SigLIP floors (the real 384 px / 14 = 27 patches)
+            refuse(f"vision_config.image_size ({vision['image_size']}) must hold at least 2 patches of "
+                   f"vision_config.patch_size ({vision['patch_size']}) per side")
+        if vision["hidden_size"] % vision["num_attention_heads"]:
+            refuse(f"vision_config.num_attention_heads ({vision['num_attention_heads']}) must divide "
+                   f"vision_config.hidden_size ({vision['hidden_size']})")
+        return
+    if vision["out_hidden_size"] != text["hidden_size"]:
+        refuse(f"vision_config.out_hidden_size ({vision['out_hidden_size']}) must equal text_config.hidden_size "
+               f"({text['hidden_size']}): the vision tower's tokens go straight into the text model")
+    if text["hidden_size"] % heads:
+        refuse(f"text_config.num_attention_heads ({heads}) must divide text_config.hidden_size ({text['hidden_size']})")
+    section = text["rope_parameters"]["mrope_section"]
+    if 2 * sum(section) != text["hidden_size"] // heads:
+        refuse(f"text_config.rope_parameters.mrope_section {section} must sum to half the head dim "
+               f"({text['hidden_size'] // heads} / 2)")
+    if vision["hidden_size"] % vision["num_heads"]:
+        refuse(f"vision_config.num_heads ({vision['num_heads']}) must divide vision_config.hidden_size "
+               f"({vision['hidden_size']})")
 
 
 def apply_overrides(config: dict, overrides: list[str]) -> dict:

@@ -12,6 +12,7 @@
 
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
+#include "strategies/retrieval/frame_embeddings.h"
 
 namespace svqa {
 
@@ -56,15 +57,10 @@ class ExternalRetrieval final : public RetrievalStrategy {
 
  private:
   ExternalRetrievalOptions options_;
-  std::shared_ptr<ImageTextModel> model_;
-  std::vector<at::Tensor> embeddings_;  // per observed unit: [f, D] unit rows
-  std::vector<int64_t> frames_;         // frame index of each embedding row, in observation order
+  FrameEmbeddings frames_;
   std::vector<int64_t> selected_frames_, selected_blocks_;
   std::map<int64_t, double> block_scores_;
   bool question_open_ = false;
 };
-
-// Ids of the bank's blocks whose [first_frame, last_frame] holds one of `frames` (ascending).
-std::vector<int64_t> blocks_covering_frames(const MemoryBank& bank, const std::vector<int64_t>& frames);
 
 }  // namespace svqa

@@ -1,7 +1,5 @@
 #include "strategies/retrieval/internal.h"
 
-#include <algorithm>
-#include <numeric>
 #include <stdexcept>
 
 namespace svqa {
@@ -12,56 +10,19 @@ InternalRetrieval::InternalRetrieval(InternalRetrievalOptions options) : options
                                 " must divide retrieve_size " + std::to_string(options_.retrieve_size));
 }
 
-std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t chunk) {
-  const int64_t n = scores.size(0);
-  std::vector<int64_t> rows;
-  if (n <= count) {
-    rows.resize(static_cast<size_t>(n));
-    std::iota(rows.begin(), rows.end(), 0);
-    return rows;
-  }
-  const int64_t groups = (n + chunk - 1) / chunk;
-  const auto padded = at::cat({scores, at::zeros({groups * chunk - n}, scores.options())});
-  auto sums = padded.view({groups, chunk}).sum(1);
-  auto sizes = at::full({groups}, static_cast<double>(chunk), scores.options());
-  sizes[groups - 1] = static_cast<double>(n - (groups - 1) * chunk);
-  const auto top = std::get<1>(at::topk(sums / sizes, std::min(count / chunk, groups))).to(at::kCPU);
-  for (int64_t i = 0; i < top.size(0); ++i) {
-    const int64_t group = top[i].item<int64_t>();
-    for (int64_t r = group * chunk; r < std::min(n, (group + 1) * chunk); ++r) rows.push_back(r);
-  }
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-
 void InternalRetrieval::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
   (void)backbone, (void)question, (void)bank;
-  score_sums_.clear();
+  score_means_.clear();
 }
 
-std::map<int64_t, double> InternalRetrieval::block_scores() const {
-  std::map<int64_t, double> mean;
-  for (const auto& [id, sum] : score_sums_) mean[id] = sum.first / static_cast<double>(sum.second);
-  return mean;
-}
+std::map<int64_t, double> InternalRetrieval::block_scores() const { return score_means_.means(); }
 
 std::vector<int64_t> InternalRetrieval::select(const LayerQuery& query, const MemoryBank& bank) {
-  const auto reps = bank.representatives(query.layer);
-  const auto& ids = bank.representative_ids(query.layer);
-  if (ids.empty()) return {};
-  auto q = query.queries.to(reps.device(), at::kFloat).mean(0).flatten();  // [heads * d]
-  at::Tensor scores = at::matmul(reps, q);
-  if (options_.similarity == "cosine") scores = scores / (reps.norm(2, 1) * q.norm() + 1e-12);
-  scores = scores.to(at::kCPU, at::kDouble).contiguous();
-  const double* score = scores.data_ptr<double>();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto& sum = score_sums_[ids[i]];
-    sum.first += score[i];
-    sum.second += 1;
-  }
+  const LayerScores layer = score_layer(query, bank, options_.similarity);
+  score_means_.add(layer.ids, layer.scores);
   std::vector<int64_t> out;
-  for (const int64_t row : top_groups(scores, options_.retrieve_size, options_.chunk_size))
-    out.push_back(ids[static_cast<size_t>(row)]);
+  for (const int64_t row : top_groups(layer.scores, options_.retrieve_size, options_.chunk_size))
+    out.push_back(layer.ids[static_cast<size_t>(row)]);
   return out;
 }
 

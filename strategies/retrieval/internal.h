@@ -2,7 +2,8 @@
 // ReKV internal retrieval: at every layer, the mean of the question tokens' un-rotated queries is
 // scored against each block's representative vector (the reference code's plain dot product, or
 // cosine as the paper writes); scores are averaged over groups of `chunk_size` consecutive blocks
-// and the top retrieve_size / chunk_size groups are taken, returned in time order.
+// and the top retrieve_size / chunk_size groups are taken, returned in time order. The scoring and
+// grouping are in layer_scores.h, for other strategies to call.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
+#include "strategies/retrieval/layer_scores.h"
 
 namespace svqa {
 
@@ -42,11 +44,7 @@ class InternalRetrieval final : public RetrievalStrategy {
 
  private:
   InternalRetrievalOptions options_;
-  std::map<int64_t, std::pair<double, int64_t>> score_sums_;  // block id -> (sum over layers, layers)
+  LayerScoreMeans score_means_;
 };
-
-// Top `count` / `chunk` groups of `chunk` consecutive rows by mean score (a last partial group
-// averaged on its own), expanded to rows, ascending. All rows when there are at most `count`.
-std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t chunk);
 
 }  // namespace svqa

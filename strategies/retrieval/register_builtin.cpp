@@ -5,6 +5,7 @@
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/rrf_mixture.h"
 
 namespace svqa {
 
@@ -15,6 +16,8 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
       [](const InternalRetrievalOptions& o) { return std::make_unique<InternalRetrieval>(o); }, SVQA_HERE);
   registry.add<ExternalRetrievalOptions>("external", "ReKV's external baseline: SigLIP frame/question cosine",
       [](const ExternalRetrievalOptions& o) { return std::make_unique<ExternalRetrieval>(o); }, SVQA_HERE);
+  registry.add<RrfMixtureOptions>("rrf_mixture", "Mem-Stream: per-layer RRF of internal and external (PE-Core/CLIP) rankings",
+      [](const RrfMixtureOptions& o) { return std::make_unique<RrfMixture>(o); }, SVQA_HERE);
   registry.add<FullContextOptions>("full_context", "every block at every layer: the full-context reference",
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE);
   registry.add<FrameCountOptions>("uniform", "k frame blocks evenly spread over the past",

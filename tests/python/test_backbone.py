@@ -118,3 +118,83 @@ def test_export_errors_are_one_clear_line(tiny, svqa_bin, tmp_path):
 
     shutil.rmtree(broken)
     fails_with("export directory not found")
+
+
+def foreign_layer(path, num_key_value_heads, dtype=torch.float32):
+    """A decoder layer traced from another (Qwen2) model, as an export of it would hold."""
+    import transformers
+    from models.export.wrappers import DecoderLayerPieces
+
+    cfg = transformers.Qwen2Config(hidden_size=64, intermediate_size=96, num_attention_heads=4,
+                                   num_key_value_heads=num_key_value_heads, head_dim=16)
+    layer = transformers.models.qwen2.modeling_qwen2.Qwen2DecoderLayer(cfg, 0).eval().to(dtype)
+    h, attn = torch.randn(1, 3, 64, dtype=dtype), torch.randn(1, 3, 64, dtype=dtype)
+    torch.jit.trace_module(DecoderLayerPieces(layer), {"qkv": (h,), "forward": (h, attn)}).save(str(path))
+
+
+def test_manifest_that_disagrees_with_the_weights_fails_at_load(tiny, svqa_bin, tmp_path):
+    """The audit: such exports ran with exit 0. Each fails at load, naming file, tensor, shape and key."""
+    arch, export, _, frames_path = tiny
+    broken = tmp_path / "broken"
+    shutil.copytree(export, broken, ignore=shutil.ignore_patterns("hf"))
+    manifest = json.loads((broken / "manifest.json").read_text())
+
+    def fails_with(expected):
+        r = subprocess.run([svqa_bin, "probe", "--export", broken, "--frames", frames_path, "--prompt", "q"],
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (1, f"svqa probe: error: {broken}/{expected}\n")
+
+    def edited(section, key, value):
+        (broken / "manifest.json").write_text(json.dumps({**manifest, section: {**manifest[section], key: value}}))
+
+    vocab = manifest["text"]["vocab_size"]
+    edited("text", "hidden_size", 48)
+    fails_with(f"text.pt: embed_tokens.weight has shape [{vocab}, 64], but manifest.json text.hidden_size = 48 "
+               f"expects [{vocab}, 48] (a file from another export?)")
+    edited("text", "head_dim", 8)
+    fails_with("layers/000.pt: q_proj.weight has shape [64, 64], but manifest.json text.num_heads × text.head_dim = 32 "
+               "expects [32, 64] (a file from another export?)")
+    edited("text", "vocab_size", vocab + 100)
+    fails_with(f"text.pt: embed_tokens.weight has shape [{vocab}, 64], but manifest.json text.vocab_size = {vocab + 100} "
+               f"expects [{vocab + 100}, 64] (a file from another export?)")
+    edited("text", "vocab_size", vocab - 100)
+    fails_with(f"tokenizer.json: has ids up to {vocab - 1}, but manifest.json text.vocab_size = {vocab - 100}")
+    if arch == "llava_onevision":
+        edited("image", "height", 64)
+        fails_with("vision.pt: sees 48×48 px frames (36 patches of 8 px), but manifest.json image.height × "
+                   "image.width = 64 × 48")
+        edited("vision", "tokens_per_frame", 16)
+        fails_with("vision.pt: makes 9 tokens per frame (6² patches pooled to 3²), but manifest.json "
+                   "vision.tokens_per_frame = 16")
+    else:
+        edited("vision", "patch_size", 16)
+        fails_with("vision.pt: patch_embed.proj.weight has shape [32, 3, 2, 14, 14], but manifest.json "
+                   "vision.patch_size = 16 expects [*, 3, 2, 16, 16] (a file from another export?)")
+    (broken / "manifest.json").write_text(json.dumps(manifest))
+
+    foreign_layer(broken / "layers" / "001.pt", num_key_value_heads=4)
+    fails_with("layers/001.pt: k_proj.weight has shape [64, 64], but manifest.json text.num_kv_heads × "
+               "text.head_dim = 32 expects [32, 64] (a file from another export?)")
+    foreign_layer(broken / "layers" / "001.pt", num_key_value_heads=2, dtype=torch.bfloat16)
+    fails_with("layers/001.pt: input_layernorm.weight is BFloat16, but manifest.json dtype = float32 "
+               "(a file from another export?)")
+
+
+def test_llava_onevision_196_preset_gives_196_tokens_per_384px_frame(tiny_export, svqa_bin, tmp_path):
+    """The tiny preset MuKV's tests run on: the real model's 27×27 → 14×14 pooling, equal to HF's."""
+    export = tiny_export("llava_onevision_196")
+    manifest, model, _ = load_hf(export)
+    assert manifest["source"].startswith("tiny:llava_onevision_196:")
+    assert manifest["vision"]["tokens_per_frame"] == 196
+    assert (manifest["image"]["height"], manifest["image"]["width"]) == (384, 384)
+    frames = np.random.default_rng(2).integers(0, 256, size=(2, 384, 384, 3), dtype=np.uint8)
+    np.save(tmp_path / "frames.npy", frames)
+    r = subprocess.run([svqa_bin, "probe", "--export", export, "--frames", tmp_path / "frames.npy", "--prompt", "q",
+                        "--visual", tmp_path / "visual.npy", "--generate", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["visual_tokens"] == 2 * 196
+    with torch.no_grad():
+        hf = model.model.get_video_features(**pixel_values(manifest, frames)).pooler_output[0, :-1]  # newline dropped
+    ours = np.load(tmp_path / "visual.npy")
+    assert ours.shape == (2 * 196, manifest["text"]["hidden_size"])
+    assert np.abs(ours - hf.numpy()).max() <= 1e-4

@@ -3,6 +3,7 @@ frame 0, Python rounding; timestamp = index / avg_fps), .npy frames and image di
 already sampled (timestamp = i / fps), and one-line errors for bad sources."""
 
 import json
+import pathlib
 import subprocess
 
 import numpy as np
@@ -94,9 +95,9 @@ def test_missing_and_corrupt_videos(svqa_bin, root, tmp_path):
 
 
 @pytest.mark.parametrize("array, message", [
-    (np.zeros((2, 8, 8, 3), np.float32), "expected uint8 frames [N, H, W, 3] (RGB, N >= 1), got float32 [2, 8, 8, 3]"),
-    (np.zeros((2, 8, 8), np.uint8), "expected uint8 frames [N, H, W, 3] (RGB, N >= 1), got uint8 [2, 8, 8]"),
-    (np.zeros((0, 8, 8, 3), np.uint8), "expected uint8 frames [N, H, W, 3] (RGB, N >= 1), got uint8 [0, 8, 8, 3]"),
+    (np.zeros((2, 8, 8, 3), np.float32), "expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got float32 [2, 8, 8, 3]"),
+    (np.zeros((2, 8, 8), np.uint8), "expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got uint8 [2, 8, 8]"),
+    (np.zeros((0, 8, 8, 3), np.uint8), "expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got uint8 [0, 8, 8, 3]"),
     (np.zeros((2, 8, 8, 3), np.float64),
      "dtype '<f8' is not supported (expected uint8 '|u1', float32 '<f4' or int64 '<i8')"),
     (np.asfortranarray(np.zeros((2, 8, 8, 3), np.uint8)), "Fortran-order arrays are not supported"),
@@ -115,6 +116,24 @@ def test_broken_npy_files(svqa_bin, root, tmp_path):
     bad.write_bytes(bad.read_bytes()[:-10])
     assert error_of(svqa_bin, root, bad) == \
         f"svqa frames: error: {bad}: truncated: the header promises 384 bytes of data, the file has 374\n"
+
+
+NPY_FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "npy"
+
+
+@pytest.mark.parametrize("name, message", [
+    # The audit: a 30 TB allocation (ASan: allocation-size-too-big) before the size was checked.
+    ("huge_shape.npy", "truncated: the header promises 30000000000000 bytes of data, the file has 64"),
+    ("overflow_shape.npy", "npy header: shape [99999999999, 99999999999, 99999999999, 3] holds more than 2^63 bytes"),
+    ("dimension_past_int64.npy",
+     "npy header: 'shape' (99999999999999999999, 8, 8, 3) must hold non-negative integers below 2^63"),
+    ("negative_dim.npy", "npy header: 'shape' (-2, 8, 8, 3) must hold non-negative integers below 2^63"),
+    ("huge_header_len.npy", "truncated npy header: it claims 4294967280 bytes, the file has 322 in all"),
+    ("zero_height.npy", "expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got uint8 [2, 0, 8, 3]"),
+])
+def test_hostile_npy_headers_are_one_line_errors(svqa_bin, root, name, message):
+    path = NPY_FIXTURES / name
+    assert error_of(svqa_bin, root, path) == f"svqa frames: error: {path}: {message}\n"
 
 
 def test_bad_image_directories(svqa_bin, root, tmp_path):

@@ -118,3 +118,29 @@ output: {{dir: {tmp_path / 'results'}}}
     # linspace(0, 19, 10) → frames 0, 2, 4, 6, 8, 10, ... at 1 fps; those at ≤ 9 s are 0, 2, 4, 6, 8.
     assert rec["frames_encoded"] == 5
     assert sorted(s for s, _ in rec["block_spans"].values()) == [0, 2, 4, 6, 8]
+
+
+def test_a_zero_height_npy_stream_errors_that_stream_only(tmp_path, svqa_bin, tiny_export, root):
+    import numpy as np
+
+    np.save(tmp_path / "good.npy", np.random.default_rng(0).integers(0, 256, (4, 48, 48, 3), dtype=np.uint8))
+    zero = root / "tests" / "fixtures" / "npy" / "zero_height.npy"  # the audit's input: aborted the whole run
+    question = {"time": 1.0, "question": "What happens?", "options": ["a", "b"], "answer": "a"}
+    streams = {"streams": [{"id": "zero", "video": str(zero), "questions": [{"id": "z1", **question}]},
+                           {"id": "good", "video": "good.npy", "questions": [{"id": "g1", **question}]}]}
+    (tmp_path / "streams.json").write_text(json.dumps(streams))
+    (tmp_path / "exp.yaml").write_text(f"""
+name: zero
+backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
+encoding: {{type: rekv_sliding_window}}
+retrieval: {{type: full_context}}
+benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
+stream: {{fps: 2, max_new_tokens: 2}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "results" / "zero" / "predictions.jsonl").read_text().splitlines()
+    recs = {x["question_id"]: x for x in map(json.loads, lines)}
+    assert recs["z1"]["error"] == f"{zero}: expected uint8 frames [N, H, W, 3] (RGB, N, H, W >= 1), got uint8 [2, 0, 8, 3]"
+    assert "prediction" in recs["g1"]

@@ -116,3 +116,54 @@ def test_malformed_tokenizer_is_one_clear_error(svqa_bin, root, tmp_path):
     r = subprocess.run([str(svqa_bin), "tokenize", str(tmp_path / "nope")], cwd=root, input="",
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no tokenizer.json" in r.stderr
+
+
+def byte_token_ids(hf):
+    """Id of the single-byte token of every byte value (GPT-2's byte-to-unicode alphabet)."""
+    alphabet = {}
+    chars = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    extra = 0
+    for b in range(256):
+        alphabet[b] = chr(b) if b in chars else chr(256 + extra)
+        extra += b not in chars
+    return {b: hf.token_to_id(c) for b, c in alphabet.items()}
+
+
+def test_decode_of_text_cut_mid_character_is_hugging_faces(svqa_bin, root, tmp_path):
+    """An answer cut by max_new_tokens mid-character is not valid UTF-8: HF reads it lossily
+    (each maximal invalid subsequence → U+FFFD); so does svqa, and the JSON it prints stays valid."""
+    hf = train_tokenizer(tmp_path / "tokenizer.json")
+    byte_ids = byte_token_ids(hf)
+    text = "视频中🎥 naïve".encode()
+    cases = [[byte_ids[b] for b in text[:n]] for n in range(1, len(text) + 1)]  # every cut
+    cases += [[byte_ids[b] for b in text[n:]] for n in range(1, 8)]             # starts mid-character
+    rng = random.Random(2)
+    cases += [[byte_ids[rng.randrange(256)] for _ in range(rng.randint(1, 12))] for _ in range(300)]
+    cases += [hf.encode("视频").ids[:1] + [byte_ids[0xE8]] + hf.encode("<|im_end|>").ids]  # cut before a special
+    decoded = run_svqa(svqa_bin, root, [str(tmp_path / "tokenizer.json"), "--decode"], cases)
+    mismatches = [(ids, d, hf.decode(ids, skip_special_tokens=False)) for ids, d in zip(cases, decoded)
+                  if d != hf.decode(ids, skip_special_tokens=False)]
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} differ, first: {mismatches[0]}"
+    assert sum("\ufffd" in d for d in decoded) > 100
+
+
+def test_long_words_give_hugging_faces_ids(svqa_bin, root, tmp_path):
+    """The heap-based merge (O(n log n) in the word length) on words of 20k–60k characters."""
+    hf = train_tokenizer(tmp_path / "tokenizer.json")
+    rng = random.Random(3)
+    words = ["a" * 20000, "ab" * 15000, "视频中的人" * 4000,
+             "".join(rng.choice("thequickbrownfoxjumps") for _ in range(60000))]
+    ours = run_svqa(svqa_bin, root, [str(tmp_path)], words)
+    for w, o in zip(words, ours):
+        assert o == hf.encode(w).ids, w[:20]
+
+
+def test_merge_of_a_token_outside_the_vocabulary_is_refused(svqa_bin, root, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    train_tokenizer(path)
+    data = json.loads(path.read_text())
+    data["model"]["merges"][3] = ["Ġ", "nowhere"]
+    path.write_text(json.dumps(data))
+    r = subprocess.run([str(svqa_bin), "tokenize", str(path)], cwd=root, input='"x"\n', capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr == f'svqa tokenize: error: {path}: model.merges[3]: token "nowhere" is not in model.vocab\n'

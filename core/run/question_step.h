@@ -1,0 +1,34 @@
+#pragma once
+// Answering one question: the prompt by the benchmark's rule, the encoder told that a question is
+// coming, the engine's three passes over the stream's bank, and everything recorded about it.
+
+#include <string>
+
+#include "benchmarks/prediction_records.h"
+#include "core/engine/benchmark.h"
+#include "core/engine/question_answerer.h"
+#include "core/engine/strategy.h"
+#include "core/run/stream_encoding.h"
+
+namespace svqa {
+
+// What stays the same for every question of a run.
+struct QuestionStep {
+  Backbone& backbone;
+  EncodingStrategy& encoder;
+  RetrievalStrategy& retrieval;
+  const Benchmark& benchmark;
+  std::string answer_prompt;  // the text after the retrieved video, with {question}
+  AnswerOptions options;
+};
+
+// Answers `q` (asked at q.time; every frame up to it is encoded) from `stream`'s bank. `encoding`
+// is what was encoded for it since the previous question. A failure of the question becomes an
+// error record; a retrieved block that ends after the question throws std::logic_error (a bug).
+PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
+                            const Question& q, const StreamEncoding::Step& encoding);
+
+// The record of a question that could not be answered, and why.
+PredictionRecord error_record(const std::string& stream_id, const Question& q, const std::string& why);
+
+}  // namespace svqa

@@ -1,0 +1,47 @@
+#pragma once
+// Closing a run: metrics.json and scores.json from every record of the run (earlier processes'
+// included), open-ended answers judged, and the table of questions printed.
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "benchmarks/llm_judge.h"
+#include "benchmarks/prediction_records.h"
+#include "core/config/experiment.h"
+#include "core/engine/benchmark.h"
+
+namespace svqa {
+
+// The judge of open-ended answers; no llm: nothing to judge, or no judge configured.
+struct RunJudge {
+  std::unique_ptr<LlmJudge> llm;
+  std::string cache;  // its cache file
+};
+// Made before the run starts, so a bad judge config fails before hours of encoding. The cache
+// defaults to judge_cache.jsonl beside `dir`, shared by a grid's runs so none is judged twice.
+RunJudge make_run_judge(const JudgeOptions& options, const std::vector<Stream>& streams, const std::string& dir);
+
+// What this process did, for the rates in metrics.json.
+struct RunTotals {
+  int64_t questions = 0;
+  double encode_seconds = 0;
+  int64_t encoded_frames = 0;
+};
+
+// DIR/metrics.json (atomically): counts, accuracy of the recorded verdicts, mean seconds per pass.
+void write_metrics(const std::string& dir, const std::string& experiment, const RunTotals& totals,
+                   const std::vector<PredictionRecord>& records);
+
+// DIR/scores.json (atomically): the benchmark's official table; open-ended answers judged when
+// `judge` has an llm. Judge progress and result go to `log`.
+void write_scores(const std::string& dir, const std::string& benchmark_type, const Benchmark& benchmark,
+                  const std::vector<Stream>& streams, const std::vector<PredictionRecord>& records, RunJudge& judge,
+                  std::ostream& log);
+
+// One row per question: id, time, answer, retrieved block starts (layer 0), seconds per pass, memory.
+void print_run_table(const std::vector<PredictionRecord>& records, std::ostream& log);
+
+}  // namespace svqa

@@ -1,0 +1,50 @@
+#pragma once
+// Encoding up to a time: one stream's frames go through the vision tower, the encoding strategy
+// (into the stream's memory bank) and the retrieval strategy's observe(), only as far as a
+// question's time, never past it.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/engine/strategy.h"
+#include "core/engine/visual_units.h"
+#include "core/memory/memory_bank.h"
+#include "models/backbone.h"
+#include "models/frame_source.h"
+
+namespace svqa {
+
+class StreamEncoding {
+ public:
+  // A new stream: an empty bank, the encoder's sinks prefilled from `sink_ids`, retrieval reset.
+  // `chunk_frames` frames go through the vision tower at a time (rounded down to whole units).
+  StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval, Frames frames,
+                 const std::vector<int64_t>& sink_ids, MemoryBankOptions bank_options, int64_t chunk_frames);
+
+  struct Step {
+    double seconds = 0;  // wall time of this encode_until
+    int64_t frames = 0;  // frames it encoded
+  };
+  // Called after each chunk: frames encoded so far, of all, and this step's rate in frames per second.
+  using ChunkDone = std::function<void(int64_t encoded, int64_t total, double fps)>;
+
+  // Encodes every whole unit whose frames all come at or before `time` (seconds into the stream).
+  Step encode_until(double time, const ChunkDone& chunk_done = {});
+
+  double video_end() const { return frames_.timestamps.back() + 1.0 / frames_.fps; }  // after the last frame
+  int64_t encoded() const { return encoded_; }
+  int64_t total_frames() const { return frames_.rgb.size(0); }
+  MemoryBank& bank() { return bank_; }
+
+ private:
+  Backbone& backbone_;
+  EncodingStrategy& encoder_;
+  RetrievalStrategy& retrieval_;
+  const Frames frames_;
+  MemoryBank bank_;
+  VisualUnitMaker units_;  // reads frames_
+  int64_t video_start_ = 0, chunk_ = 1, encoded_ = 0;
+};
+
+}  // namespace svqa
