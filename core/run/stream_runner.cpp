@@ -1,6 +1,7 @@
 #include "core/run/stream_runner.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/engine/benchmark.h"
 #include "core/io/format.h"
@@ -85,7 +86,7 @@ class StreamRunner {
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     if (std::all_of(questions.begin(), questions.end(), done)) return;
-    Frames frames;
+    std::unique_ptr<FrameReader> frames;
     try {
       frames = stream_frames(stream, cfg_.header.stream.fps);
     } catch (const std::exception& e) {
@@ -99,14 +100,17 @@ class StreamRunner {
                             {position_policy_from_name(cfg_.header.stream.position_policy),
                              cfg_.header.stream.max_new_tokens}};
     for (Question q : questions) {
-      if (q.offline) q.time = encoding.video_end();  // asked after the whole video
-      if (q.time > encoding.video_end()) {
+      // Frames are decoded as far as each question: the end of the video is known once reached.
+      const StreamEncoding::Step encoded =
+          encode_until(encoding, stream.id, q.offline ? std::numeric_limits<double>::infinity() : q.time);
+      const auto end = encoding.video_end();
+      if (q.offline) q.time = *end;  // asked after the whole video
+      if (end && q.time > *end) {
         if (!done(q))
           record(error_record(stream.id, q, fmt::format("asked at {:.1f} s, after the end of the stream ({:.1f} s)",
-                                                        q.time, encoding.video_end())));
+                                                        q.time, *end)));
         continue;
       }
-      const StreamEncoding::Step encoded = encode_until(encoding, stream.id, q.time);
       if (!done(q)) record(answer_one(step, encoding, stream.id, q, encoded));
     }
     totals_.encoded_frames += encoding.encoded();

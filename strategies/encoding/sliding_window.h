@@ -15,10 +15,12 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <vector>
 
 #include "core/memory/sink_kv.h"
+#include "core/nn/kv_cache.h"
 #include "models/backbone.h"
 
 namespace svqa {
@@ -60,11 +62,13 @@ class SlidingWindow {
   int64_t tokens_seen() const { return next_index_; }
 
  private:
-  // One layer's window: un-rotated K/V of the tokens later tokens may attend to, each token's
-  // index in the stream (sinks from 0; on the device for masks, on the CPU for trimming) and its
-  // RoPE positions [3, S].
+  // One layer's window: the K/V of the tokens later tokens may attend to, keys rotated once at
+  // their own positions when they enter, in one buffer that slides (KvCache: entering tokens are
+  // written in place, leaving ones only move its start), and each token's index in the stream
+  // (sinks from 0), ascending.
   struct Layer {
-    at::Tensor k, v, index, index_cpu, positions;
+    KvCache kv;
+    std::deque<int64_t> index;
   };
 
   int64_t n_local_;
