@@ -9,9 +9,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "models/npy.h"
 
@@ -83,36 +85,133 @@ void quiet_opencv() {
   (void)once;
 }
 
-Frames read_video(const std::string& path, double target_fps) {
-  quiet_opencv();
-  // FFmpeg only: other backends (GStreamer) print their own warnings and differ in frame rates.
-  cv::VideoCapture capture(path, cv::CAP_FFMPEG);
-  if (!capture.isOpened()) throw source_error(path, "cannot open as a video (expected a file FFmpeg can decode)");
-  const double avg_fps = capture.get(cv::CAP_PROP_FPS);
-  if (!std::isfinite(avg_fps) || avg_fps <= 0)
-    throw source_error(path, "the video states no frame rate (expected a positive average fps)");
-  const int64_t step = video_frame_step(avg_fps, target_fps);
-  const auto stated_frames = static_cast<int64_t>(capture.get(cv::CAP_PROP_FRAME_COUNT));
+// A source's sampled frames one at a time, as BGR images with their timestamps; every frame the
+// size of the first.
+class FrameDecoder {
+ public:
+  virtual ~FrameDecoder() = default;
+  // The next frame, false at the end. Throws naming the source and frame.
+  bool next(cv::Mat& bgr, double& time) {
+    if (!decode(bgr, time)) return false;
+    if (bgr.type() != CV_8UC3) throw error(bgr.size(), "is not 8-bit 3-channel (expected BGR from OpenCV)");
+    if (!first_size_.empty() && bgr.size() != first_size_) throw error(bgr.size(), "");
+    first_size_ = bgr.size();
+    return true;
+  }
+  double fps = 0;          // rate of the frames it gives
+  int64_t expected = 1;    // how many it will give, as far as the source says
 
+ protected:
+  virtual bool decode(cv::Mat& bgr, double& time) = 0;
+  // The error for the current frame: `what` is wrong with it, or (empty) its size is not the first's.
+  virtual std::runtime_error error(cv::Size got, const std::string& what) const = 0;
+  cv::Size first_size_;
+};
+
+// Every step-th frame of a video from frame 0 (the reference code's rule), at index / avg_fps.
+class VideoDecoder final : public FrameDecoder {
+ public:
+  VideoDecoder(const std::string& path, double target_fps) : path_(path) {
+    quiet_opencv();
+    // FFmpeg only: other backends (GStreamer) print their own warnings and differ in frame rates.
+    capture_.open(path, cv::CAP_FFMPEG);
+    if (!capture_.isOpened()) throw source_error(path, "cannot open as a video (expected a file FFmpeg can decode)");
+    avg_fps_ = capture_.get(cv::CAP_PROP_FPS);
+    if (!std::isfinite(avg_fps_) || avg_fps_ <= 0)
+      throw source_error(path, "the video states no frame rate (expected a positive average fps)");
+    step_ = video_frame_step(avg_fps_, target_fps);
+    fps = avg_fps_ / static_cast<double>(step_);
+    expected = (static_cast<int64_t>(capture_.get(cv::CAP_PROP_FRAME_COUNT)) + step_ - 1) / step_;
+  }
+
+ private:
+  bool decode(cv::Mat& bgr, double& time) override {
+    for (;; ++index_) {
+      // grab() decodes; only kept frames pay for retrieve()'s conversion to BGR.
+      if (!capture_.grab()) return finish();
+      if (index_ % step_ != 0) continue;
+      if (!capture_.retrieve(bgr) || bgr.empty()) return finish();
+      time = static_cast<double>(index_++) / avg_fps_;
+      ++given_;
+      return true;
+    }
+  }
+  bool finish() const {
+    if (!given_) throw source_error(path_, "no frame could be decoded (expected a video; is the file corrupt?)");
+    return false;
+  }
+  std::runtime_error error(cv::Size got, const std::string& what) const override {
+    const std::string frame = "frame " + std::to_string(index_ - 1);
+    if (!what.empty()) return source_error(path_, frame + " " + what);
+    return source_error(path_, frame + " is " + size_text(got.width, got.height) + ", expected " +
+                                   size_text(first_size_.width, first_size_.height) + " as frame 0");
+  }
+
+  std::string path_;
+  cv::VideoCapture capture_;
+  double avg_fps_ = 0;
+  int64_t step_ = 1, index_ = 0, given_ = 0;
+};
+
+bool is_image_file(const fs::path& p) {
+  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm", ".pgm"};
+  const std::string ext = lower(p.extension().string());
+  return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
+}
+
+// A directory's images sorted by name, already sampled: image i at i / target_fps.
+class ImageDirectoryDecoder final : public FrameDecoder {
+ public:
+  ImageDirectoryDecoder(const std::string& dir, double target_fps) {
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.is_regular_file() && entry.path().filename().string()[0] != '.' && is_image_file(entry.path()))
+        files_.push_back(entry.path());
+    if (files_.empty())
+      throw source_error(dir, "no image files (expected .jpg, .jpeg, .png, .bmp, .webp, .tif, .tiff, .ppm or .pgm)");
+    std::sort(files_.begin(), files_.end(),
+              [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
+    fps = target_fps;
+    expected = static_cast<int64_t>(files_.size());
+  }
+
+ private:
+  bool decode(cv::Mat& bgr, double& time) override {
+    if (next_ == files_.size()) return false;
+    const auto& file = files_[next_];
+    bgr = cv::imread(file.string(), cv::IMREAD_COLOR);  // gray and alpha become 3-channel BGR
+    if (bgr.empty()) throw source_error(file.string(), "cannot decode the image");
+    time = static_cast<double>(next_++) / fps;
+    return true;
+  }
+  std::runtime_error error(cv::Size got, const std::string& what) const override {
+    const std::string file = files_[next_ - 1].string();
+    if (!what.empty()) return source_error(file, "image " + what);
+    return source_error(file, "image is " + size_text(got.width, got.height) + ", expected " +
+                                  size_text(first_size_.width, first_size_.height) + " as " +
+                                  files_.front().filename().string() + " (all frames one size)");
+  }
+
+  std::vector<fs::path> files_;
+  size_t next_ = 0;
+};
+
+std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory) {
+  if (directory) return std::make_unique<ImageDirectoryDecoder>(path, target_fps);
+  return std::make_unique<VideoDecoder>(path, target_fps);
+}
+
+// Every frame of a decoder, in one buffer.
+Frames read_all(FrameDecoder& decoder) {
   Frames out;
-  out.fps = avg_fps / static_cast<double>(step);
+  out.fps = decoder.fps;
   std::unique_ptr<FrameBuffer> buffer;
   cv::Mat bgr;
-  for (int64_t index = 0;; ++index) {
-    // grab() decodes; only kept frames pay for retrieve()'s conversion to BGR.
-    if (!capture.grab()) break;
-    if (index % step != 0) continue;
-    if (!capture.retrieve(bgr) || bgr.empty()) break;
-    if (bgr.type() != CV_8UC3)
-      throw source_error(path, "frame " + std::to_string(index) + " is not 8-bit 3-channel (expected BGR from OpenCV)");
-    if (!buffer) buffer = std::make_unique<FrameBuffer>(bgr.rows, bgr.cols, (stated_frames + step - 1) / step);
-    if (bgr.rows != buffer->height() || bgr.cols != buffer->width())
-      throw source_error(path, "frame " + std::to_string(index) + " is " + size_text(bgr.cols, bgr.rows) +
-                                   ", expected " + size_text(buffer->width(), buffer->height()) + " as frame 0");
+  double time = 0;
+  while (decoder.next(bgr, time)) {
+    if (!buffer) buffer = std::make_unique<FrameBuffer>(bgr.rows, bgr.cols, decoder.expected);
     buffer->push_bgr(bgr);
-    out.timestamps.push_back(static_cast<double>(index) / avg_fps);
+    out.timestamps.push_back(time);
   }
-  if (!buffer) throw source_error(path, "no frame could be decoded (expected a video; is the file corrupt?)");
   out.rgb = buffer->take();
   return out;
 }
@@ -131,38 +230,88 @@ Frames read_npy_frames(const std::string& path, double target_fps) {
   return out;
 }
 
-bool is_image_file(const fs::path& p) {
-  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm", ".pgm"};
-  const std::string ext = lower(p.extension().string());
-  return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
-}
-
-Frames read_image_directory(const std::string& dir, double target_fps) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().filename().string()[0] != '.' && is_image_file(entry.path()))
-      files.push_back(entry.path());
-  if (files.empty())
-    throw source_error(dir, "no image files (expected .jpg, .jpeg, .png, .bmp, .webp, .tif, .tiff, .ppm or .pgm)");
-  std::sort(files.begin(), files.end(),
-            [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
-
-  Frames out;
-  out.fps = target_fps;
-  std::unique_ptr<FrameBuffer> buffer;
-  for (const auto& file : files) {
-    const cv::Mat bgr = cv::imread(file.string(), cv::IMREAD_COLOR);  // gray and alpha become 3-channel BGR
-    if (bgr.empty()) throw source_error(file.string(), "cannot decode the image");
-    if (!buffer) buffer = std::make_unique<FrameBuffer>(bgr.rows, bgr.cols, static_cast<int64_t>(files.size()));
-    if (bgr.rows != buffer->height() || bgr.cols != buffer->width())
-      throw source_error(file.string(), "image is " + size_text(bgr.cols, bgr.rows) + ", expected " +
-                                            size_text(buffer->width(), buffer->height()) + " as " +
-                                            files.front().filename().string() + " (all frames one size)");
-    out.timestamps.push_back(static_cast<double>(buffer->count()) / target_fps);
-    buffer->push_bgr(bgr);
+// Frames decoded as they are read, with as many decoded ahead as upcoming_time() looked at.
+class DecodingReader final : public FrameReader {
+ public:
+  explicit DecodingReader(std::unique_ptr<FrameDecoder> decoder) : decoder_(std::move(decoder)) {
+    fps_ = decoder_->fps;
+    expected_ = decoder_->expected;
   }
-  out.rgb = buffer->take();
-  return out;
+  std::optional<double> upcoming_time(int64_t k) override {
+    while (static_cast<int64_t>(ahead_.size()) <= k && decode_one()) {
+    }
+    if (static_cast<int64_t>(ahead_.size()) <= k) return std::nullopt;
+    return ahead_[static_cast<size_t>(k)].second;
+  }
+  Frames read(int64_t count) override {
+    (void)upcoming_time(count - 1);
+    Frames out;
+    out.fps = fps_;
+    out.first = position_;
+    std::vector<at::Tensor> rgb;
+    for (int64_t i = 0; i < count && !ahead_.empty(); ++i) {
+      rgb.push_back(std::move(ahead_.front().first));
+      out.timestamps.push_back(ahead_.front().second);
+      ahead_.pop_front();
+    }
+    if (!rgb.empty()) out.rgb = at::stack(rgb);
+    position_ += static_cast<int64_t>(rgb.size());
+    return out;
+  }
+
+ private:
+  bool decode_one() {
+    cv::Mat bgr;
+    double time = 0;
+    if (ended_ || !decoder_->next(bgr, time)) return !(ended_ = true);
+    at::Tensor rgb = at::empty({bgr.rows, bgr.cols, 3}, at::kByte);
+    cv::Mat view(bgr.rows, bgr.cols, CV_8UC3, rgb.data_ptr());
+    cv::cvtColor(bgr, view, cv::COLOR_BGR2RGB);
+    ahead_.emplace_back(std::move(rgb), time);
+    return true;
+  }
+
+  std::unique_ptr<FrameDecoder> decoder_;
+  std::deque<std::pair<at::Tensor, double>> ahead_;
+  bool ended_ = false;
+};
+
+// Frames already in memory, handed out in pieces (views).
+class HeldReader final : public FrameReader {
+ public:
+  explicit HeldReader(Frames frames) : frames_(std::move(frames)) {
+    fps_ = frames_.fps;
+    expected_ = frames_.rgb.size(0);
+  }
+  std::optional<double> upcoming_time(int64_t k) override {
+    if (position_ + k >= expected_) return std::nullopt;
+    return frames_.timestamps[static_cast<size_t>(position_ + k)];
+  }
+  Frames read(int64_t count) override {
+    const int64_t n = std::max<int64_t>(0, std::min(count, expected_ - position_));
+    Frames out;
+    out.fps = fps_;
+    out.first = position_;
+    if (n > 0) out.rgb = frames_.rgb.narrow(0, position_, n);
+    out.timestamps.assign(frames_.timestamps.begin() + position_, frames_.timestamps.begin() + position_ + n);
+    position_ += n;
+    return out;
+  }
+
+ private:
+  Frames frames_;
+};
+
+enum class SourceKind { Directory, Npy, Video };
+
+SourceKind source_kind(const std::string& path, double target_fps) {
+  if (!std::isfinite(target_fps) || target_fps <= 0)
+    throw std::invalid_argument("target fps must be positive, got " + std::to_string(target_fps));
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (!fs::exists(status)) throw source_error(path, "file not found");
+  if (fs::is_directory(status)) return SourceKind::Directory;
+  return lower(fs::path(path).extension().string()) == ".npy" ? SourceKind::Npy : SourceKind::Video;
 }
 
 }  // namespace
@@ -173,14 +322,17 @@ int64_t video_frame_step(double avg_fps, double target_fps) {
 }
 
 Frames read_frames(const std::string& path, double target_fps) {
-  if (!std::isfinite(target_fps) || target_fps <= 0)
-    throw std::invalid_argument("target fps must be positive, got " + std::to_string(target_fps));
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (!fs::exists(status)) throw source_error(path, "file not found");
-  if (fs::is_directory(status)) return read_image_directory(path, target_fps);
-  if (lower(fs::path(path).extension().string()) == ".npy") return read_npy_frames(path, target_fps);
-  return read_video(path, target_fps);
+  const SourceKind kind = source_kind(path, target_fps);
+  if (kind == SourceKind::Npy) return read_npy_frames(path, target_fps);
+  return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory));
 }
+
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps) {
+  const SourceKind kind = source_kind(path, target_fps);
+  if (kind == SourceKind::Npy) return held_frame_reader(read_npy_frames(path, target_fps));
+  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory));
+}
+
+std::unique_ptr<FrameReader> held_frame_reader(Frames frames) { return std::make_unique<HeldReader>(std::move(frames)); }
 
 }  // namespace svqa

@@ -4,6 +4,9 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,5 +32,30 @@ Frames read_frames(const std::string& path, double target_fps);
 
 // The frame step for a video, as above.
 int64_t video_frame_step(double avg_fps, double target_fps);
+
+// The same frames read in order as a stream advances: a video or an image directory is decoded
+// only as far as asked (one read's frames and the lookahead upcoming_time() asked for are held,
+// however long the source), so memory stays flat over an hour of video. A .npy is read whole.
+class FrameReader {
+ public:
+  virtual ~FrameReader() = default;
+  double fps() const { return fps_; }
+  // Frames the source says it holds (a video's stated count; exact for the others).
+  int64_t expected_frames() const { return expected_; }
+  int64_t position() const { return position_; }  // frames read so far
+  // Timestamp of the k-th frame after those read (k = 0: the next one); nullopt past the end.
+  virtual std::optional<double> upcoming_time(int64_t k) = 0;
+  // The next `count` frames (fewer at the end, rgb undefined when none), `first` = position() before.
+  virtual Frames read(int64_t count) = 0;
+
+ protected:
+  double fps_ = 0;
+  int64_t expected_ = 0, position_ = 0;
+};
+
+// `path` as read_frames takes it. Throws as read_frames when the source cannot be opened.
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps);
+// Frames already in memory (e.g. resampled), handed out as views.
+std::unique_ptr<FrameReader> held_frame_reader(Frames frames);
 
 }  // namespace svqa

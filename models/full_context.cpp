@@ -40,22 +40,29 @@ PromptSequence video_prompt_sequence(Backbone& backbone, const VisualInput& inpu
 FullContextDecoder::FullContextDecoder(Backbone& backbone)
     : backbone_(backbone),
       rope_(text_rotary(backbone.manifest())),
-      k_(backbone.num_layers()),
-      v_(backbone.num_layers()),
+      kv_(static_cast<size_t>(backbone.num_layers())),
       next_position_(backbone.num_layers(), 0) {}
 
 void FullContextDecoder::set_past(std::vector<at::Tensor> keys, std::vector<at::Tensor> values,
                                   std::vector<int64_t> next_positions) {
-  const auto n = static_cast<size_t>(backbone_.num_layers());
-  if (keys.size() != n || values.size() != n || next_positions.size() != n)
+  if (keys.size() != values.size())
     throw std::invalid_argument("decoder: a past needs keys, values and a next position for every layer");
-  k_ = std::move(keys);
-  v_ = std::move(values);
+  std::vector<KvCache> past(keys.size());
+  for (size_t l = 0; l < keys.size(); ++l)
+    if (keys[l].defined()) past[l] = KvCache::wrap(std::move(keys[l]), std::move(values[l]));
+  set_past(std::move(past), std::move(next_positions));
+}
+
+void FullContextDecoder::set_past(std::vector<KvCache> past, std::vector<int64_t> next_positions) {
+  const auto n = static_cast<size_t>(backbone_.num_layers());
+  if (past.size() != n || next_positions.size() != n)
+    throw std::invalid_argument("decoder: a past needs keys, values and a next position for every layer");
+  kv_ = std::move(past);
   next_position_ = std::move(next_positions);
 }
 
 at::Tensor FullContextDecoder::forward(const at::Tensor& embeds, const at::Tensor& positions) {
-  return run(embeds, std::vector<at::Tensor>(k_.size(), positions));
+  return run(embeds, std::vector<at::Tensor>(kv_.size(), positions));
 }
 
 at::Tensor FullContextDecoder::forward_text(const at::Tensor& embeds) {
@@ -69,10 +76,16 @@ at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<a
   for (int64_t l = 0; l < backbone_.num_layers(); ++l) {
     const auto tables = rope_.tables(positions[l].to(backbone_.device()), backbone_.dtype());
     auto qkv = backbone_.layer_qkv(l, h);
-    const auto k = apply_rotary(qkv.k, tables);
-    k_[l] = k_[l].defined() ? at::cat({k_[l], k}, 0) : k;
-    v_[l] = v_[l].defined() ? at::cat({v_[l], qkv.v}, 0) : qkv.v;
-    const auto attn = attend(apply_rotary(qkv.q, tables), k_[l], v_[l], AttentionMask{});
+    auto& kv = kv_[static_cast<size_t>(l)];
+    if (kv.defined()) {
+      auto [k, v] = kv.extend(qkv.k.size(0));
+      k.copy_(qkv.k);
+      apply_rotary_(k, tables);
+      v.copy_(qkv.v);
+    } else {
+      kv = KvCache::wrap(apply_rotary(qkv.k, tables), qkv.v);
+    }
+    const auto attn = attend(apply_rotary(qkv.q, tables), kv.keys(), kv.values(), AttentionMask{});
     h = backbone_.layer_out(l, h, attn.out);
     next_position_[l] = std::max(next_position_[l], next_position(positions[l]));
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 #include "models/backbone.h"
 
@@ -33,6 +34,8 @@ class FullContextDecoder {
   // Starts from a given past instead of nothing: per layer rotated keys and values
   // [S_l, kv_heads, d] (undefined = empty) and the position the next token takes in that layer.
   void set_past(std::vector<at::Tensor> keys, std::vector<at::Tensor> values, std::vector<int64_t> next_positions);
+  // The same from caches (undefined = empty), whose free room the following tokens are written into.
+  void set_past(std::vector<KvCache> past, std::vector<int64_t> next_positions);
 
   // Runs `embeds` [T, hidden] at `positions` [3, T] (the same in every layer) after the past;
   // returns the last position's logits [vocab] (float32).
@@ -47,7 +50,7 @@ class FullContextDecoder {
 
   Backbone& backbone_;
   RotaryEmbedding rope_;
-  std::vector<at::Tensor> k_, v_;      // per layer [S, kv_heads, head_dim], rotated
+  std::vector<KvCache> kv_;             // per layer [S, kv_heads, head_dim], keys rotated
   std::vector<int64_t> next_position_;  // per layer
 };
 

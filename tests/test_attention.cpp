@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/nn/attention.h"
+#include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -47,6 +48,76 @@ TEST_CASE("attention equals the formula with grouped-query heads and every mask"
   CHECK(visible[0].nonzero().flatten().equal(at::tensor({0, 1, 2, 4, 5, 6, 7}, at::kLong)));
 }
 
+TEST_CASE("fused attention equals the formula wherever a window's edge falls", "[attention]") {
+  // The fast path splits keys into ranges every query sees (no mask), the own block (causal) and a
+  // window's edge (a small mask), merged by log-sum-exp: every split must give the same result.
+  at::manual_seed(3);
+  const int64_t H = 8, KV = 2, d = 16;
+  struct Case { int64_t T, S; AttentionMask mask; };
+  for (const Case c : {Case{7, 7, {}}, Case{1, 30, {}}, Case{7, 40, {true, 12, 0}}, Case{7, 40, {true, 12, 5}},
+                       Case{7, 40, {true, 4, 2}}, Case{7, 40, {true, 34, 3}}, Case{7, 40, {true, 40, 0}},
+                       Case{7, 40, {true, 3, 0}}, Case{7, 40, {false, 0, 0}}, Case{7, 40, {false, 10, 2}},
+                       Case{7, 9, {true, 8, 20}}}) {
+    const auto q = at::randn({c.T, H, d}), k = at::randn({c.S, KV, d}), v = at::randn({c.S, KV, d});
+    const auto want = naive_attention(q, k, v, attention_visibility(c.T, c.S, c.mask, at::kCPU));
+    INFO("T " << c.T << " S " << c.S << " window " << c.mask.window << " sinks " << c.mask.always_visible);
+    CHECK(at::allclose(attend(q, k, v, c.mask).out, want, 1e-5, 1e-5));
+    // Strided keys, as a view into a bigger buffer.
+    const auto kb = at::randn({c.S + 6, KV, d}), vb = at::randn({c.S + 6, KV, d});
+    kb.narrow(0, 3, c.S).copy_(k);
+    vb.narrow(0, 3, c.S).copy_(v);
+    CHECK(at::allclose(attend(q, kb.narrow(0, 3, c.S), vb.narrow(0, 3, c.S), c.mask).out, want, 1e-5, 1e-5));
+  }
+}
+
+TEST_CASE("joint attention: a structured mask equals the dense one and the formula", "[attention]") {
+  at::manual_seed(4);
+  const int64_t T = 6, S = 25, H = 4, KV = 2, d = 8;
+  const auto q = at::randn({T, H, d}), k = at::randn({S, KV, d}), v = at::randn({S, KV, d});
+  const auto qs = at::randn({T, H, d}), ks = at::randn({3, KV, d}), vs = at::randn({3, KV, d});
+  const AttentionMask window{true, 10, 0};
+  const auto visible = attention_visibility(T, S, window, at::kCPU);
+  const auto structured = attend_joint({{q, k, v, {}, window}, {qs, ks, vs, {}, {}}});
+  const auto dense = attend_joint({{q, k, v, visible, {}}, {qs, ks, vs, {}, {}}});
+  CHECK(at::allclose(structured, dense, 1e-5, 1e-5));
+  // By hand: one softmax over both segments' scores, each with its own queries.
+  auto want = at::zeros({T, H, d}, at::kDouble);
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t h = 0; h < H; ++h) {
+      const auto s1 = at::matmul(k.select(1, h / 2).to(at::kDouble), q[i][h].to(at::kDouble)).masked_fill(visible[i].logical_not(), -INFINITY);
+      const auto s2 = at::matmul(ks.select(1, h / 2).to(at::kDouble), qs[i][h].to(at::kDouble));
+      const auto p = at::softmax(at::cat({s1, s2}) / std::sqrt(double(d)), 0);
+      want[i][h] = at::matmul(p, at::cat({v.select(1, h / 2), vs.select(1, h / 2)}).to(at::kDouble));
+    }
+  CHECK(at::allclose(structured, want.reshape({T, H * d}).to(at::kFloat), 1e-5, 1e-5));
+}
+
+TEST_CASE("a KV cache appends in place, drops from the front and keeps its contents when it moves", "[attention]") {
+  at::manual_seed(5);
+  KvCache cache(8, 2, 4, at::TensorOptions().dtype(at::kFloat));
+  const auto a = at::randn({5, 2, 4}), b = at::randn({2, 2, 4}), c = at::randn({6, 2, 4});
+  cache.append(a, a * 2);
+  const void* buffer = cache.keys().data_ptr();
+  cache.append(b, b * 2);
+  CHECK(cache.keys().data_ptr() == buffer);  // fitted: nothing moved
+  CHECK(cache.size() == 7);
+  cache.drop_front(4);
+  cache.append(c, c * 2);  // 3 + 6 > 8 - 4 free at the end: compacted (3 + 6 > 8: into a bigger buffer)
+  const auto want = at::cat({a.narrow(0, 4, 1), b, c});
+  CHECK(cache.keys().equal(want));
+  CHECK(cache.values().equal(want * 2));
+  cache.truncate(2);
+  CHECK(cache.keys().equal(want.narrow(0, 0, 2)));
+  auto [ks, vs] = cache.extend(1);
+  ks.fill_(7);
+  vs.fill_(8);
+  CHECK(cache.keys()[2].eq(7).all().item<bool>());
+  CHECK_THROWS_WITH(cache.drop_front(9), Catch::Contains("cannot drop 9 of 3"));
+  auto wrapped = KvCache::wrap(a.clone(), a.clone());
+  wrapped.append(b, b);
+  CHECK(wrapped.keys().equal(at::cat({a, b})));
+}
+
 TEST_CASE("attention over segments is attention over their concatenation", "[attention]") {
   at::manual_seed(1);
   const auto q = at::randn({3, 4, 8});
@@ -72,6 +143,9 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
   at::manual_seed(2);
   const auto x = at::randn({4, 2, d});
   CHECK(at::allclose(apply_rotary(x, t).norm(2, -1), x.norm(2, -1), 1e-5, 1e-5));
+  const auto in_place = x.clone();
+  apply_rotary_(in_place, t);
+  CHECK(at::allclose(in_place, apply_rotary(x, t), 1e-6, 1e-6));
   const auto qv = at::randn({1, 1, d}), kv = at::randn({1, 1, d});
   auto dot_at = [&](int64_t pq, int64_t pk) {
     return (apply_rotary(qv, rope.tables(text_positions(pq, 1), at::kFloat)) *

@@ -167,6 +167,37 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
   check(grid, PositionPolicy::Original, {2, 3}, hw(10, 13), 100);  // where they were encoded
 }
 
+TEST_CASE("a context read from the bank (RAM and disk) equals one built from blocks in hand", "[memory][positions]") {
+  at::manual_seed(6);
+  const int64_t layers = 2, n = 5, kv = 2, d = 8;
+  std::vector<KvBlock> blocks;
+  MemoryBank bank({layers, at::kCPU, 2 * (layers * 2 * n * kv * d * 2), temp_dir("assemble")});  // two bfloat16 blocks
+  std::vector<at::Tensor> slots;
+  for (int64_t i = 0; i < 6; ++i) {
+    blocks.push_back(random_block(layers, n, kv, d, kv, 3 + n * i, at::kBFloat16));
+    blocks.back().first_frame = i;
+    slots.push_back(blocks.back().positions);
+    bank.add(blocks.back());
+  }
+  REQUIRE(bank.spilled(0));
+  REQUIRE(!bank.spilled(5));
+  const RotaryEmbedding rope(d, 10000.0);
+  SinkKv sinks{{at::randn({3, kv, d}), at::randn({3, kv, d})}, {at::randn({3, kv, d}), at::randn({3, kv, d})},
+               text_positions(0, 3)};
+  const std::vector<int64_t> ids{5, 0, 3};  // two spilled, one resident, in any order
+  for (int64_t l = 0; l < layers; ++l) {
+    std::vector<const KvBlock*> chosen;
+    for (const int64_t id : ids) chosen.push_back(&blocks[static_cast<size_t>(id)]);
+    const auto want = assemble_layer(l, sinks, chosen, PositionPolicy::Contiguous, 40, slots, rope, at::kCPU, at::kFloat);
+    auto got = assemble_layer(l, sinks, bank, ids, PositionPolicy::Contiguous, 40, slots, rope, at::kCPU, at::kFloat, 4);
+    CHECK(got.kv.keys().equal(want.keys));
+    CHECK(got.kv.values().equal(want.values));
+    CHECK(got.positions.equal(want.positions));
+    CHECK(got.next_position == want.next_position);
+    CHECK(got.kv.capacity() == got.kv.size() + 4);  // room for what follows, without moving
+  }
+}
+
 TEST_CASE("internal retrieval finds blocks planted along the question's query, at every layer", "[retrieval]") {
   at::manual_seed(2);
   const int64_t layers = 3;

@@ -6,9 +6,12 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <string>
 
 #include "core/engine/visual_units.h"
+#include "core/nn/rope.h"
+#include "models/full_context.h"
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/sliding_window.h"
 
@@ -43,7 +46,90 @@ float max_diff(const std::vector<WindowOutput>& a, const std::vector<WindowOutpu
   return d;
 }
 
+// ReKV's window written out directly, in float64: every token ever seen kept per layer (keys rotated
+// at their positions), query i of a block at stream index first + i sees token j iff
+// 0 <= first + i - index_j < n_local, and once the stream has outgrown n_local the sinks leave the
+// window for their own segment (keys un-rotated, queries rotated at n_local - 1) under one softmax.
+std::vector<WindowOutput> reference_window(Backbone& backbone, const std::vector<int64_t>& sink_ids,
+                                           const std::vector<WindowInput>& blocks, int64_t n_local) {
+  const auto rope = text_rotary(backbone.manifest());
+  const int64_t layers = backbone.num_layers(), n_init = static_cast<int64_t>(sink_ids.size());
+  const int64_t heads = backbone.manifest().text.num_heads, d = backbone.manifest().text.head_dim;
+  struct Seen { std::vector<at::Tensor> k, v; std::vector<int64_t> index; };  // rotated keys [kv, d]
+  std::vector<Seen> seen(static_cast<size_t>(layers));
+  std::vector<at::Tensor> sink_k(layers), sink_v(layers);
+  auto attend_ref = [&](const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
+                        const at::Tensor& q_sink, int64_t l) {
+    const int64_t T = q.size(0), group = heads / keys.size(1);
+    auto out = at::zeros({T, heads, d}, at::kDouble);
+    for (int64_t h = 0; h < heads; ++h) {
+      auto scores = at::matmul(q.select(1, h).to(at::kDouble), keys.select(1, h / group).to(at::kDouble).t()) / std::sqrt(double(d));
+      scores = scores.masked_fill(mask.logical_not(), -INFINITY);
+      auto vals = values.select(1, h / group).to(at::kDouble);
+      if (q_sink.defined()) {
+        scores = at::cat({scores, at::matmul(q_sink.select(1, h).to(at::kDouble), sink_k[l].select(1, h / group).to(at::kDouble).t()) /
+                                      std::sqrt(double(d))}, 1);
+        vals = at::cat({vals, sink_v[l].select(1, h / group).to(at::kDouble)});
+      }
+      out.select(1, h).copy_(at::matmul(at::softmax(scores, 1), vals));
+    }
+    return out.reshape({T, heads * d}).to(at::kFloat);
+  };
+  // The sinks: plain causal attention among themselves.
+  at::Tensor h = backbone.embed(at::tensor(sink_ids, at::kLong));
+  const auto sink_tables = rope.tables(text_positions(0, n_init), at::kFloat);
+  for (int64_t l = 0; l < layers; ++l) {
+    const auto qkv = backbone.layer_qkv(l, h);
+    const auto k = apply_rotary(qkv.k, sink_tables);
+    h = backbone.layer_out(l, h, attend_ref(apply_rotary(qkv.q, sink_tables), k, qkv.v,
+                                            at::ones({n_init, n_init}, at::kBool).tril(), {}, l));
+    sink_k[l] = qkv.k, sink_v[l] = qkv.v;
+    for (int64_t i = 0; i < n_init; ++i) seen[l].k.push_back(k[i]), seen[l].v.push_back(qkv.v[i]), seen[l].index.push_back(i);
+  }
+  const auto fixed = rope.tables(text_positions(n_local - 1, 1), at::kFloat);
+  std::vector<WindowOutput> out;
+  int64_t first = n_init;
+  bool separate = false;
+  for (const auto& block : blocks) {
+    const int64_t n = block.tokens.size(0);
+    separate = separate || first + n > n_local;
+    const auto tables = rope.tables(block.positions, at::kFloat);
+    WindowOutput o;
+    h = block.tokens;
+    for (int64_t l = 0; l < layers; ++l) {
+      const auto qkv = backbone.layer_qkv(l, h);
+      const auto k = apply_rotary(qkv.k, tables);
+      for (int64_t i = 0; i < n; ++i) seen[l].k.push_back(k[i]), seen[l].v.push_back(qkv.v[i]), seen[l].index.push_back(first + i);
+      const auto index = at::tensor(seen[l].index, at::kLong);
+      const auto gap = at::arange(first, first + n, at::kLong).unsqueeze(1) - index.unsqueeze(0);
+      auto mask = (gap >= 0) & (gap < n_local);
+      if (separate) mask = mask & (index >= n_init).unsqueeze(0);
+      const RotaryTables sink_q{fixed.cos.expand({n, -1}), fixed.sin.expand({n, -1})};
+      h = backbone.layer_out(l, h, attend_ref(apply_rotary(qkv.q, tables), at::stack(seen[l].k), at::stack(seen[l].v), mask,
+                                              separate ? apply_rotary(qkv.q, sink_q) : at::Tensor(), l));
+      o.keys.push_back(qkv.k);
+      o.values.push_back(qkv.v);
+    }
+    out.push_back(o);
+    first += n;
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("sliding window equals ReKV's window written out, wherever its edge falls", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  Setup s;
+  // Frames of 9 tokens after 13 sinks: 12 separates the sinks at the first frame, 20 and 31 later,
+  // with the window's edge falling inside a frame; 1000000 never fills.
+  for (const int64_t n_local : {12, 20, 31, 1000000}) {
+    INFO("n_local " << n_local);
+    SlidingWindow window(n_local);
+    window.begin(s.backbone, s.sinks);
+    CHECK(max_diff(window.prefill(s.backbone, s.inputs), reference_window(s.backbone, s.sinks, s.inputs, n_local)) <= 1e-4);
+  }
+}
 
 TEST_CASE("sliding window: one call or one call per block gives the same K/V, window full or not", "[tiny_backbone]") {
   at::InferenceMode inference;

@@ -181,7 +181,8 @@ def print_table(report):
     print(f"svqa speed ({report['mode']}): LLM {shape['layers']} layers, hidden {shape['hidden']}, "
           f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_frame']} tokens/frame, {st['dtype']}, "
           f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
-          f"load average {report['load_before']} → {report['load_after']}; {report['machine']}")
+          f"load average {report['load_before']} → {report['load_after']}; {report['machine']}; "
+          f"OMP_WAIT_POLICY={report['omp_wait_policy']}")
     print(f"\n{'encode (LLM, per frame)':<28}{'s/frame':>9}{'floor s':>9}{'× floor':>9}{'GFLOP':>8}{'vision s':>10}{'frames':>8}")
     for regime, e in s["encode"].items():
         print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
@@ -218,6 +219,15 @@ def print_table(report):
             print(f"peak sampled RSS / RSS at 10 min: {lg['peak_over_10min']:.3f}")
 
 
+def quiet_openmp_waits():
+    """OpenMP threads that spin between parallel regions lose their time slices on a machine shared
+    with other work, and a 2-thread run then waits on a descheduled spinner at every region (measured
+    here: 12 s per frame instead of 0.2 s under load 12). Sleeping waits cost a few microseconds per
+    region on an idle machine. Set before torch loads, for svqa_bench and Hugging Face alike; an
+    OMP_WAIT_POLICY already in the environment wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = parser.add_mutually_exclusive_group()
@@ -233,6 +243,7 @@ def main(argv=None):
     parser.add_argument("--work", type=pathlib.Path, help="where exports and spill files go (default BUILD/bench)")
     args = parser.parse_args(argv)
 
+    quiet_openmp_waits()
     name = "quick" if args.quick else "long" if args.long else "full"
     mode = dict(MODES[name])
     if args.frames:
@@ -251,6 +262,7 @@ def main(argv=None):
     hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]
     hf = hf_reprefill(export, measured, hf_frames, args.threads, 2) if hf_frames else {}
     report = {"mode": name, "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
+              "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
               "load_before": load_before, "load_after": load_average(), "measured": measured,
               "hf_reprefill_s": hf, "summary": summarise(measured, hf)}
     if args.long:

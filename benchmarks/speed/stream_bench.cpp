@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -157,9 +158,13 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
     }
     const int64_t done = f + 1;
-    if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames)
-      samples.push_back({{"frames", done}, {"stream_s", static_cast<double>(done) / o.fps},
-                         {"rss", process_memory().rss_bytes}, {"wall_s", seconds_since(t_stream)}});
+    if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames) {
+      const int64_t rss = process_memory().rss_bytes;
+      samples.push_back({{"frames", done}, {"stream_s", static_cast<double>(done) / o.fps}, {"rss", rss},
+                         {"wall_s", seconds_since(t_stream)}});
+      std::cerr << "svqa_bench: " << done << "/" << o.frames << " frames, " << encode_s << " s for the last, RSS "
+                << (rss >> 20) << " MiB\n";
+    }
     if (std::find(o.questions.begin(), o.questions.end(), done) == o.questions.end()) continue;
     Answer best;
     for (int r = 0; r < std::max(1, o.ttft_repeats); ++r) {

@@ -29,7 +29,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   Answer answer;
   const int64_t layers = backbone.num_layers();
   const auto rope = text_rotary(backbone.manifest());
-  std::vector<at::Tensor> past_k(layers), past_v(layers);
+  std::vector<KvCache> past(static_cast<size_t>(layers));
   std::vector<int64_t> next(layers);
 
   answer.policy = options.policy.value_or(encoder.position_policy());
@@ -47,37 +47,44 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   // A strategy that chose in begin_question needs no queries: the question is not run.
   const bool run_question = retrieval.selects_per_layer();
   const at::Tensor question_embeds = run_question ? embed_text(backbone, question.text) : at::Tensor();
+  const at::Tensor prompt_embeds = embed_text(backbone, prompt);
+  const int64_t T = run_question ? question_embeds.size(0) : 0;
+  // Each layer's context buffer keeps room for what follows it: the question here, then the prompt and the answer.
+  const int64_t room = std::max(T, prompt_embeds.size(0) + options.max_new_tokens);
   const int passes = std::max(1, retrieval.retrieval_passes());
   for (int pass = 0; pass < passes; ++pass) {
     const bool kept = pass + 1 == passes;
     at::Tensor h = question_embeds;
     for (int64_t l = 0; l < layers; ++l) {
       const auto qkv = run_question ? backbone.layer_qkv(l, h) : LayerQkv{};
-      auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, bank);
+      const auto ids = retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, bank);
       const auto gather_start = std::chrono::steady_clock::now();
-      std::vector<KvBlock> blocks;
-      blocks.reserve(ids.size());
-      for (const int64_t id : ids) blocks.push_back(bank.block(id));
-      std::vector<const KvBlock*> ptrs;
-      for (const auto& b : blocks) ptrs.push_back(&b);
-      const auto ctx = assemble_layer(l, encoder.sinks(), ptrs, answer.policy, encoder.next_position(), slots, rope,
-                                      backbone.device(), backbone.dtype());
+      auto ctx = assemble_layer(l, encoder.sinks(), bank, ids, answer.policy, encoder.next_position(), slots, rope,
+                                backbone.device(), backbone.dtype(), room);
       answer.gather_seconds += seconds_since(gather_start);
-      if (kept) {
-        answer.selected.push_back(ctx.block_ids);
-        answer.context_tokens.push_back(ctx.keys.defined() ? ctx.keys.size(0) : 0);
-        past_k[l] = ctx.keys;
-        past_v[l] = ctx.values;
-        next[l] = ctx.next_position;
+      const int64_t context = ctx.kv.defined() ? ctx.kv.size() : 0;
+
+      if (run_question) {  // the question attends to its context and itself; its own K/V are then dropped (ReKV)
+        const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
+        const auto q = apply_rotary(qkv.q, tables);
+        at::Tensor out;
+        if (ctx.kv.defined()) {
+          auto [k, v] = ctx.kv.extend(T);
+          k.copy_(qkv.k);
+          apply_rotary_(k, tables);
+          v.copy_(qkv.v);
+          out = attend(q, ctx.kv.keys(), ctx.kv.values(), AttentionMask{}).out;
+          ctx.kv.truncate(context);
+        } else {
+          out = attend(q, apply_rotary(qkv.k, tables), qkv.v, AttentionMask{}).out;
+        }
+        h = backbone.layer_out(l, h, out);
       }
-      if (run_question) {
-        const auto tables =
-            rope.tables(text_positions(ctx.next_position, h.size(0)).to(backbone.device()), backbone.dtype());
-        const auto k = apply_rotary(qkv.k, tables);
-        const auto out = ctx.keys.defined()
-                             ? attend(apply_rotary(qkv.q, tables), {ctx.keys, k}, {ctx.values, qkv.v}, AttentionMask{})
-                             : attend(apply_rotary(qkv.q, tables), k, qkv.v, AttentionMask{});
-        h = backbone.layer_out(l, h, out.out);
+      if (kept) {
+        answer.selected.push_back(std::move(ctx.block_ids));
+        answer.context_tokens.push_back(context);
+        past[static_cast<size_t>(l)] = std::move(ctx.kv);
+        next[l] = ctx.next_position;
       }
     }
   }
@@ -88,8 +95,8 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   // Pass 2: the answer prompt over [sinks | selected]; pass 3: greedy decoding.
   t0 = std::chrono::steady_clock::now();
   FullContextDecoder decoder(backbone);
-  decoder.set_past(std::move(past_k), std::move(past_v), std::move(next));
-  answer.prompt_logits = decoder.forward_text(embed_text(backbone, prompt));
+  decoder.set_past(std::move(past), std::move(next));
+  answer.prompt_logits = decoder.forward_text(prompt_embeds);
   answer.prefill_seconds = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   answer.ids = decoder.generate(answer.prompt_logits, options.max_new_tokens);

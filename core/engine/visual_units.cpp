@@ -8,10 +8,13 @@
 
 namespace svqa {
 
-VisualUnitMaker::VisualUnitMaker(Backbone& backbone, const Frames& frames) : backbone_(backbone), frames_(frames) {
+int64_t VisualUnitMaker::frames_per_unit_of(const Backbone& backbone) {
   const auto& m = backbone.manifest();
-  frames_per_unit_ = m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
+  return m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
 }
+
+VisualUnitMaker::VisualUnitMaker(Backbone& backbone, const Frames& frames)
+    : backbone_(backbone), frames_(frames), frames_per_unit_(frames_per_unit_of(backbone)) {}
 
 std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int64_t video_start, int64_t next_free) {
   if (count <= 0 || count % frames_per_unit_)

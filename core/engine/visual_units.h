@@ -15,6 +15,8 @@ class VisualUnitMaker {
  public:
   VisualUnitMaker(Backbone& backbone, const Frames& frames);
   int64_t frames_per_unit() const { return frames_per_unit_; }
+  // Frames per unit of a backbone: 1, or Qwen2.5-VL's temporal patch.
+  static int64_t frames_per_unit_of(const Backbone& backbone);
 
   // Frames [first, first + count) of the stream (count a multiple of frames_per_unit; all within
   // the frames held, which start at stream index `frames.first`) through preprocessing and

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/memory/kv_block.h"
+#include "core/memory/memory_bank.h"
 #include "core/memory/sink_kv.h"
+#include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -30,8 +32,9 @@ PositionPolicy position_policy_from_name(const std::string& name);  // "contiguo
 const char* position_policy_name(PositionPolicy policy);
 
 struct LayerContext {
-  at::Tensor keys;       // [S, kv_heads, d] rotated
-  at::Tensor values;     // [S, kv_heads, d]
+  KvCache kv;            // keys (rotated) and values in one buffer with room for the tokens that follow
+  at::Tensor keys;       // [S, kv_heads, d] rotated: kv.keys() as assembled
+  at::Tensor values;     // [S, kv_heads, d]: kv.values() as assembled
   at::Tensor positions;  // [3, S] the positions used
   int64_t next_position = 0;  // where the question's first token goes
   std::vector<int64_t> block_ids;  // the blocks in context order
@@ -47,9 +50,15 @@ bool stream_order(const KvBlock* a, const KvBlock* b);
 // token of the stream (the question's place under `original`); `stream_slots` the encode
 // positions of the stream's blocks in time order when they tile one stream (for `contiguous`;
 // empty: blocks are packed back to back).
+// `room`: tokens the buffer keeps free after the context (a question, a prompt, decoded tokens).
 LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, std::vector<const KvBlock*> blocks,
                             PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
-                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype);
+                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype, int64_t room = 0);
+
+// The same for blocks `ids` of the bank, each read from RAM or disk straight into the context buffer.
+LayerContext assemble_layer(int64_t layer, const SinkKv& sinks, const MemoryBank& bank, const std::vector<int64_t>& ids,
+                            PositionPolicy policy, int64_t stream_end, const std::vector<at::Tensor>& stream_slots,
+                            const RotaryEmbedding& rope, at::Device device, at::ScalarType dtype, int64_t room = 0);
 
 // The positions a block's tokens get under `contiguous` when it starts at `start`: its encode
 // positions shifted so their minimum is `start` (relative layout kept, e.g. mRoPE's t/h/w grid).

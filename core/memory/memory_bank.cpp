@@ -19,6 +19,13 @@ namespace {
 
 int64_t tensor_bytes(const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
 
+int64_t tensor_bytes_of(const std::vector<int64_t>& shape, at::ScalarType dtype) {
+  if (shape.empty()) return 0;
+  int64_t n = static_cast<int64_t>(c10::elementSize(dtype));
+  for (const int64_t s : shape) n *= s;
+  return n;
+}
+
 std::runtime_error io_error(const std::string& path, const std::string& what) {
   return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
 }
@@ -60,6 +67,7 @@ struct MemoryBank::Entry {
   // Layout of the spilled file: per layer K then V, each tensor's shape and dtype kept here.
   std::vector<std::vector<int64_t>> shapes;
   std::vector<at::ScalarType> dtypes;
+  std::vector<int64_t> offsets;  // byte offset of each tensor in the file
   int64_t bytes = 0;
 };
 
@@ -140,6 +148,7 @@ void MemoryBank::spill_oldest_resident() {
   if (fd < 0) throw io_error(e.file, "cannot create spill file");
   for (size_t l = 0; l < e.block.keys.size(); ++l)
     for (auto* t : {&e.block.keys[l], &e.block.values[l]}) {
+      e.offsets.push_back(e.offsets.empty() ? 0 : e.offsets.back() + tensor_bytes_of(e.shapes.back(), e.dtypes.back()));
       e.shapes.push_back(t->defined() ? t->sizes().vec() : std::vector<int64_t>{});
       e.dtypes.push_back(t->defined() ? t->scalar_type() : at::kFloat);
       if (!t->defined()) continue;
@@ -212,6 +221,46 @@ KvBlock MemoryBank::block(int64_t id) const {
       p += tensor_bytes(*t);
     }
   return out;
+}
+
+std::vector<int64_t> MemoryBank::key_shape(int64_t id, int64_t layer) const {
+  if (!in_layer(id, layer)) return {};
+  const Entry& e = *entries_[static_cast<size_t>(id)];
+  return e.file.empty() ? e.block.keys[static_cast<size_t>(layer)].sizes().vec() : e.shapes[static_cast<size_t>(2 * layer)];
+}
+
+void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, const at::Tensor& v) const {
+  if (!in_layer(id, layer))
+    throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
+  const Entry& e = *entries_[static_cast<size_t>(id)];
+  const auto l = static_cast<size_t>(layer);
+  if (e.file.empty()) {
+    k.copy_(e.block.keys[l], /*non_blocking=*/e.block.keys[l].is_pinned());
+    v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
+    return;
+  }
+  const int fd = ::open(e.file.c_str(), O_RDONLY);
+  if (fd < 0) throw io_error(e.file, "cannot open spill file");
+  auto read_into = [&](size_t i, const at::Tensor& dst) {
+    const auto dtype = e.dtypes[i];
+    const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&
+                        dst.sizes().vec() == e.shapes[i];
+    const at::Tensor buffer = direct ? dst : at::empty(e.shapes[i], at::TensorOptions().dtype(dtype).pinned_memory(dst.is_cuda()));
+    char* p = static_cast<char*>(buffer.data_ptr());
+    int64_t offset = e.offsets[i];
+    for (int64_t left = tensor_bytes(buffer); left > 0;) {
+      const ssize_t n = ::pread(fd, p, static_cast<size_t>(left), static_cast<off_t>(offset));
+      if (n <= 0) {
+        ::close(fd);
+        throw io_error(e.file, "cannot read spill file");
+      }
+      p += n, offset += n, left -= n;
+    }
+    if (!direct) dst.copy_(buffer, /*non_blocking=*/buffer.is_pinned());
+  };
+  read_into(2 * l, k);
+  read_into(2 * l + 1, v);
+  ::close(fd);
 }
 
 at::Tensor MemoryBank::representatives(int64_t layer) const {

@@ -47,6 +47,13 @@ class MemoryBank {
   // given, except `representatives`: those live in one matrix per layer and come back empty here;
   // read them with representative(id, layer) or representatives(layer). Throws std::out_of_range for a bad id.
   KvBlock block(int64_t id) const;
+  // Copies layer `layer` of block `id` into k and v ([n, kv_heads, d] views, any device and dtype):
+  // from RAM (non-blocking from pinned memory), or read from its spill file straight into them when
+  // they are contiguous CPU tensors of the stored dtype, else through a buffer (pinned for a GPU).
+  // The block must be present in the layer.
+  void read_layer(int64_t id, int64_t layer, const at::Tensor& k, const at::Tensor& v) const;
+  // [n, kv_heads, d] of block `id`'s keys in `layer` (resident or spilled); empty where absent.
+  std::vector<int64_t> key_shape(int64_t id, int64_t layer) const;
   // Block `id`'s representative vector in `layer` as stored ([dim] float32 on the bank's device, a
   // view into the layer's matrix: do not write to it); undefined when it has none in that layer.
   at::Tensor representative(int64_t id, int64_t layer) const;

@@ -1,9 +1,15 @@
 #pragma once
 // Attention over past keys under one softmax, with grouped-query heads and the masks strategies need.
+//
+// Without probabilities, attention runs as fused calls (CPU: the flash kernel; no [T, S] score
+// matrix, kv heads shared without copies): the keys every query sees in one call without a mask,
+// the queries' own block in a causal one, and the results merged by their log-sum-exp. With
+// probabilities, the eager path (float32 softmax, as HF's eager attention).
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace svqa {
@@ -40,6 +46,9 @@ struct AttentionSegment {
   at::Tensor q;        // [T, heads, d] (same T and heads in every segment)
   at::Tensor k, v;     // [S_i, kv_heads, d]
   at::Tensor visible;  // [T, S_i] bool, or undefined for all visible
+  // Instead of `visible`: the same mask as `attend` takes, over this segment's keys (queries at its
+  // last T keys). Faster: the keys every query sees go to fused calls without a mask.
+  std::optional<AttentionMask> mask;
 };
 
 // Softmax over all segments' keys at once, each scored with its own queries: e.g. ReKV's local

@@ -21,6 +21,10 @@ RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int
 RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType dtype) const {
   if (positions.dim() != 2 || positions.size(0) != 3)
     throw std::invalid_argument("rope: positions must be [3, T], got " + std::to_string(positions.dim()) + "-d");
+  Last& last = *last_;
+  if (last.positions.defined() && last.dtype == dtype && last.positions.device() == positions.device() &&
+      last.positions.sizes() == positions.sizes() && at::equal(last.positions, positions))
+    return last.tables;
   const auto inv = inv_freq_.to(positions.device());
   at::Tensor freqs;  // [T, head_dim / 2]
   if (mrope_section_.empty()) {
@@ -36,7 +40,8 @@ RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType
     freqs = at::cat(parts, 1);
   }
   const auto emb = at::cat({freqs, freqs}, 1);
-  return {emb.cos().to(dtype), emb.sin().to(dtype)};
+  last = {positions.clone(), dtype, {emb.cos().to(dtype), emb.sin().to(dtype)}};
+  return last.tables;
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t) {
@@ -44,6 +49,17 @@ at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t) {
   const auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   const auto cos = t.cos.unsqueeze(1), sin = t.sin.unsqueeze(1);
   return x * cos + rotated * sin;
+}
+
+void apply_rotary_(const at::Tensor& x, const RotaryTables& t) {
+  const int64_t half = x.size(-1) / 2;
+  auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  // Both halves of a table row are equal (the frequencies are repeated), so each half's own
+  // slice serves: [x1·c − x2·s, x2·c + x1·s].
+  const auto cos = t.cos.narrow(-1, 0, half).unsqueeze(1), sin = t.sin.narrow(-1, 0, half).unsqueeze(1);
+  const auto first = x1.clone();
+  x1.mul_(cos).addcmul_(x2, sin, -1);
+  x2.mul_(cos).addcmul_(first, sin);
 }
 
 at::Tensor text_positions(int64_t start, int64_t n, at::Device device) {

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace svqa {
@@ -20,6 +21,8 @@ class RotaryEmbedding {
   // `mrope_section` empty → plain RoPE; else its entries sum to head_dim / 2.
   RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section = {});
 
+  // Tables for `positions`; the last result is kept and returned again for equal positions (every
+  // layer of a question's context asks for the same ones).
   RotaryTables tables(const at::Tensor& positions, at::ScalarType dtype) const;
   int64_t head_dim() const { return head_dim_; }
 
@@ -27,10 +30,19 @@ class RotaryEmbedding {
   int64_t head_dim_;
   at::Tensor inv_freq_;  // [head_dim / 2] float32, as HF: 1 / theta^(2i/d)
   std::vector<int64_t> mrope_section_;
+  struct Last {
+    at::Tensor positions;
+    at::ScalarType dtype = at::kFloat;
+    RotaryTables tables;
+  };
+  std::shared_ptr<Last> last_ = std::make_shared<Last>();  // shared by copies: equal positions, equal tables
 };
 
 // x [T, heads, d] → x·cos + rotate_half(x)·sin (HF's apply_rotary_pos_emb).
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t);
+
+// The same, written over x (a view may be rotated in place, e.g. new slots of a KV cache).
+void apply_rotary_(const at::Tensor& x, const RotaryTables& t);
 
 // Positions [3, n] for n text tokens starting at `start` (all three rows equal).
 at::Tensor text_positions(int64_t start, int64_t n, at::Device device = at::kCPU);

@@ -5,9 +5,9 @@
 
 namespace svqa {
 
-Frames stream_frames(const Stream& stream, double fps) {
-  return stream.source_fps > 0 ? resample_frames(read_frames(stream.video, stream.source_fps), fps)
-                               : read_frames(stream.video, fps);
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps) {
+  if (stream.source_fps > 0) return held_frame_reader(resample_frames(read_frames(stream.video, stream.source_fps), fps));
+  return open_frame_reader(stream.video, fps);
 }
 
 Frames resample_frames(const Frames& all, double fps) {

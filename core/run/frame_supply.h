@@ -1,14 +1,17 @@
 #pragma once
 // Frame supply: the frames of a stream at the run's sampling rate.
 
+#include <memory>
+
 #include "core/engine/benchmark.h"
 #include "models/frame_source.h"
 
 namespace svqa {
 
-// The stream's video read at `fps`; sources stored at a known rate (Stream::source_fps, e.g.
-// RVS-Movie's 1-fps .npy) are read whole and resampled as ReKV does. Throws on an unreadable video.
-Frames stream_frames(const Stream& stream, double fps);
+// The stream's video read at `fps`, decoded as the stream advances; sources stored at a known
+// rate (Stream::source_fps, e.g. RVS-Movie's 1-fps .npy) are read whole and resampled as ReKV does.
+// Throws on a video that cannot be opened.
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps);
 
 // Frames taken at `all.fps` sampled down to `fps` as ReKV does: indices linspace(0, N-1, int(N * fps / all.fps)),
 // truncated; timestamps stay those of the kept frames. Fewer frames asked than there are: all of them.

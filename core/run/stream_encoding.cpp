@@ -7,36 +7,47 @@
 namespace svqa {
 
 StreamEncoding::StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
-                               Frames frames, const std::vector<int64_t>& sink_ids, MemoryBankOptions bank_options,
-                               int64_t chunk_frames)
+                               std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
+                               MemoryBankOptions bank_options, int64_t chunk_frames)
     : backbone_(backbone),
       encoder_(encoder),
       retrieval_(retrieval),
       frames_(std::move(frames)),
       bank_(std::move(bank_options)),
-      units_(backbone, frames_) {
+      frames_per_unit_(VisualUnitMaker::frames_per_unit_of(backbone)) {
   encoder_.begin_stream(backbone_, sink_ids, bank_);
   retrieval_.begin_stream();
   video_start_ = encoder_.sinks().size();
-  const int64_t unit = units_.frames_per_unit();
-  chunk_ = std::max<int64_t>(unit, chunk_frames - chunk_frames % unit);
+  chunk_ = std::max<int64_t>(frames_per_unit_, chunk_frames - chunk_frames % frames_per_unit_);
 }
 
 StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& chunk_done) {
-  const int64_t n = total_frames();
-  int64_t visible = 0;
-  while (visible < n && frames_.timestamps[static_cast<size_t>(visible)] <= time) ++visible;
-  visible -= visible % units_.frames_per_unit();
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int64_t before = encoded_;
-  while (encoded_ < visible) {
-    const int64_t count = std::min(chunk_, visible - encoded_);
-    const auto batch = units_.make(encoded_, count, video_start_, encoder_.next_position());
+  for (;;) {
+    // Whole units whose frames all come at or before `time`, a chunk at most.
+    int64_t count = 0;
+    while (count + frames_per_unit_ <= chunk_) {
+      const auto last = frames_->upcoming_time(count + frames_per_unit_ - 1);
+      if (!last || *last > time) break;
+      count += frames_per_unit_;
+    }
+    if (count == 0) break;
+    const Frames chunk = frames_->read(count);
+    video_end_ = chunk.timestamps.back() + 1.0 / chunk.fps;
+    VisualUnitMaker units(backbone_, chunk);
+    const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position());
     encoder_.encode(backbone_, batch, bank_);
     for (const auto& u : batch) retrieval_.observe(u);
     encoded_ += count;
-    if (chunk_done) chunk_done(encoded_, n, static_cast<double>(encoded_ - before) / seconds());
+    if (chunk_done) chunk_done(encoded_, total_frames(), static_cast<double>(encoded_ - before) / seconds());
+  }
+  // Fewer frames left than a unit (or none): the stream ends here.
+  if (!frames_->upcoming_time(frames_per_unit_ - 1)) {
+    const auto left = frames_->read(frames_per_unit_);  // a trailing partial unit is never encoded
+    if (left.rgb.defined()) video_end_ = left.timestamps.back() + 1.0 / left.fps;
+    ended_ = true;
   }
   return {seconds(), encoded_ - before};
 }

@@ -3,8 +3,11 @@
 // (into the stream's memory bank) and the retrieval strategy's observe(), only as far as a
 // question's time, never past it.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/engine/strategy.h"
@@ -19,8 +22,10 @@ class StreamEncoding {
  public:
   // A new stream: an empty bank, the encoder's sinks prefilled from `sink_ids`, retrieval reset.
   // `chunk_frames` frames go through the vision tower at a time (rounded down to whole units).
-  StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval, Frames frames,
-                 const std::vector<int64_t>& sink_ids, MemoryBankOptions bank_options, int64_t chunk_frames);
+  // Frames come from `frames` as far as the questions need them (decoded as the stream advances).
+  StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
+                 std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
+                 MemoryBankOptions bank_options, int64_t chunk_frames);
 
   struct Step {
     double seconds = 0;  // wall time of this encode_until
@@ -32,19 +37,21 @@ class StreamEncoding {
   // Encodes every whole unit whose frames all come at or before `time` (seconds into the stream).
   Step encode_until(double time, const ChunkDone& chunk_done = {});
 
-  double video_end() const { return frames_.timestamps.back() + 1.0 / frames_.fps; }  // after the last frame
+  // After the last frame: known once the source has been read to its end (encode_until past it).
+  std::optional<double> video_end() const { return ended_ ? std::optional<double>(video_end_) : std::nullopt; }
   int64_t encoded() const { return encoded_; }
-  int64_t total_frames() const { return frames_.rgb.size(0); }
+  int64_t total_frames() const { return std::max(frames_->expected_frames(), encoded_); }  // as the source says
   MemoryBank& bank() { return bank_; }
 
  private:
   Backbone& backbone_;
   EncodingStrategy& encoder_;
   RetrievalStrategy& retrieval_;
-  const Frames frames_;
+  std::unique_ptr<FrameReader> frames_;
   MemoryBank bank_;
-  VisualUnitMaker units_;  // reads frames_
-  int64_t video_start_ = 0, chunk_ = 1, encoded_ = 0;
+  int64_t frames_per_unit_ = 1, video_start_ = 0, chunk_ = 1, encoded_ = 0;
+  bool ended_ = false;
+  double video_end_ = 0;
 };
 
 }  // namespace svqa

@@ -1,6 +1,7 @@
 #include "core/run/stream_runner.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -95,7 +96,7 @@ class StreamRunner {
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     if (std::all_of(questions.begin(), questions.end(), done)) return;
-    Frames frames;
+    std::unique_ptr<FrameReader> frames;
     try {
       frames = stream_frames(stream, cfg_.header.stream.fps);
     } catch (const std::exception& e) {
@@ -106,21 +107,16 @@ class StreamRunner {
     // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
     // reference protocol): a fresh memory encoded from frame 0 for every question.
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
-    auto fresh = [&] {
-      return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_, frames, prompts_.sink_ids,
+    auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
+      return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_,
+                                              frames ? std::move(frames) : stream_frames(stream, cfg_.header.stream.fps),
+                                              prompts_.sink_ids,
                                               bank_options(stream), cfg_.header.stream.chunk_frames);
     };
     auto encoding = fresh();
     const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens}};
     for (Question q : questions) {
-      if (q.offline) q.time = encoding->video_end();  // asked after the whole video
-      if (q.time > encoding->video_end()) {
-        if (!done(q))
-          record(error_record(stream.id, q, fmt::format("asked at {:.1f} s, after the end of the stream ({:.1f} s)",
-                                                        q.time, encoding->video_end())));
-        continue;
-      }
       if (reencode) {
         if (done(q)) continue;
         if (encoding->encoded() > 0) {  // the previous question's memory goes first (its spill files too)
@@ -129,7 +125,17 @@ class StreamRunner {
           encoding = fresh();
         }
       }
-      const StreamEncoding::Step encoded = encode_until(*encoding, stream.id, q.time);
+      // Frames are decoded as far as each question: the end of the video is known once reached.
+      const StreamEncoding::Step encoded =
+          encode_until(*encoding, stream.id, q.offline ? std::numeric_limits<double>::infinity() : q.time);
+      const auto end = encoding->video_end();
+      if (q.offline) q.time = *end;  // asked after the whole video
+      if (end && q.time > *end) {
+        if (!done(q))
+          record(error_record(stream.id, q, fmt::format("asked at {:.1f} s, after the end of the stream ({:.1f} s)",
+                                                        q.time, *end)));
+        continue;
+      }
       if (!done(q)) record(answer_one(step, *encoding, stream.id, q, encoded));
     }
     totals_.encoded_frames += encoding->encoded();

@@ -1,6 +1,7 @@
 #include "strategies/encoding/sliding_window.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/nn/attention.h"
 #include "models/full_context.h"
@@ -9,10 +10,10 @@
 namespace svqa {
 namespace {
 
-at::Tensor last(const at::Tensor& t, int64_t n, int64_t dim) { return t.narrow(dim, t.size(dim) - n, n); }
-at::Tensor drop_front(const at::Tensor& t, int64_t n, int64_t dim) { return t.narrow(dim, n, t.size(dim) - n); }
-at::Tensor cat_after(const at::Tensor& past, const at::Tensor& next, int64_t dim) {
-  return past.defined() ? at::cat({past, next}, dim) : next;
+// Room a window keeps beyond n_local before its buffer is compacted (a copy of the window every
+// time that many tokens have entered).
+int64_t window_capacity(int64_t n_local, int64_t first_tokens) {
+  return std::max<int64_t>(first_tokens, 64) + std::min<int64_t>(n_local + n_local / 4, int64_t{1} << 16);
 }
 
 }  // namespace
@@ -20,14 +21,22 @@ at::Tensor cat_after(const at::Tensor& past, const at::Tensor& next, int64_t dim
 void SlidingWindow::begin(Backbone& backbone, const std::vector<int64_t>& sink_ids) {
   const int64_t layers = backbone.num_layers(), n = static_cast<int64_t>(sink_ids.size());
   const auto device = backbone.device();
+  const auto& text = backbone.manifest().text;
   sinks_ = prefill_sinks(backbone, sink_ids);
   sinks_separate_ = false;
   next_index_ = n;
-  layers_.assign(static_cast<size_t>(layers), Layer{});
+  layers_.clear();
+  layers_.resize(static_cast<size_t>(layers));
+  const auto options = at::TensorOptions().dtype(backbone.dtype()).device(device);
+  for (auto& w : layers_) w.kv = KvCache(window_capacity(n_local_, n), text.num_kv_heads, text.head_dim, options);
   if (n == 0) return;
-  const auto index = at::arange(n, at::kLong);
-  for (int64_t l = 0; l < layers; ++l)
-    layers_[l] = Layer{sinks_.keys[l], sinks_.values[l], index.to(device), index, sinks_.positions.to(device)};
+  // The window holds keys rotated once, on entry.
+  const auto tables = text_rotary(backbone.manifest()).tables(sinks_.positions.to(device), backbone.dtype());
+  for (int64_t l = 0; l < layers; ++l) {
+    auto& w = layers_[static_cast<size_t>(l)];
+    w.kv.append(apply_rotary(sinks_.keys[l], tables), sinks_.values[l]);
+    for (int64_t i = 0; i < n; ++i) w.index.push_back(i);
+  }
 }
 
 std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::vector<WindowInput>& blocks,
@@ -37,10 +46,12 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
   const auto dtype = backbone.dtype();
   const auto rope = text_rotary(backbone.manifest());
 
-  // Per block: the stream index of its first token, and whether the sinks have left the window by
-  // then (the first time the window would hold more than n_local tokens; as in the reference code).
+  // Per block: the stream index of its first token, whether the sinks have left the window by
+  // then (the first time the window would hold more than n_local tokens; as in the reference code),
+  // and its rotary tables (the same in every layer).
   std::vector<int64_t> first(blocks.size());
   std::vector<bool> separate(blocks.size());
+  std::vector<RotaryTables> own(blocks.size());
   bool sep = sinks_separate_;
   int64_t next = next_index_;
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -49,6 +60,7 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
     separate[b] = sep;
     first[b] = next;
     next += n;
+    own[b] = rope.tables(blocks[b].positions.to(device), dtype);
   }
   // Sinks as in the reference code: keys at position 0 (un-rotated), queries at a fixed distance n_local - 1.
   RotaryTables sink_query;
@@ -69,58 +81,67 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
       const int64_t n = h[b].size(0);
       if (separate[b] && !layer_separate) {  // the sinks leave the window for their own segment
         layer_separate = true;
-        const int64_t drop = std::min(n_init, w.index_cpu.defined() ? w.index_cpu.size(0) : 0);
-        if (drop > 0)
-          w = Layer{drop_front(w.k, drop, 0), drop_front(w.v, drop, 0), drop_front(w.index, drop, 0),
-                    drop_front(w.index_cpu, drop, 0), drop_front(w.positions, drop, 1)};
+        const int64_t drop = std::min<int64_t>(n_init, static_cast<int64_t>(w.index.size()));
+        w.kv.drop_front(drop);
+        w.index.erase(w.index.begin(), w.index.begin() + drop);
       }
       const auto qkv = backbone.layer_qkv(l, h[b]);
-      const auto own_index_cpu = at::arange(first[b], first[b] + n, at::kLong);
-      const auto own_index = own_index_cpu.to(device);
-      const auto own_positions = blocks[b].positions.to(device);
-      const auto keys = cat_after(w.k, qkv.k, 0), values = cat_after(w.v, qkv.v, 0);
-      const auto index = cat_after(w.index, own_index, 0);
-      const auto tables = rope.tables(cat_after(w.positions, own_positions, 1), dtype);
-      const RotaryTables own{last(tables.cos, n, 0), last(tables.sin, n, 0)};
-      // Query i sees key j iff j is not after it and at most n_local - 1 tokens before it.
-      const auto gap = own_index.unsqueeze(1) - index.unsqueeze(0);
-      const auto visible = (gap >= 0) & (gap < n_local_);
-      const auto q = apply_rotary(qkv.q, own);
-      const auto k = apply_rotary(keys, tables);
-      at::Tensor attn;
+      const auto q = apply_rotary(qkv.q, own[b]);
+      // The block enters the window (rotated once, here), then attends to it: query i (stream index
+      // first + i) sees key j iff 0 <= first + i - index_j < n_local. Window keys from
+      // first + n - n_local on are seen by every query; the few before (at most n) by some: only
+      // they and the block's own causal triangle need a mask.
+      const int64_t past = w.kv.size();
+      {
+        auto [k, v] = w.kv.extend(n);
+        k.copy_(qkv.k);
+        apply_rotary_(k, own[b]);
+        v.copy_(qkv.v);
+      }
+      const auto keys = w.kv.keys(), values = w.kv.values();
+      const int64_t edge = std::lower_bound(w.index.begin(), w.index.end(), first[b] + n - n_local_) - w.index.begin();
+      std::vector<AttentionSegment> segments;
+      if (edge < past)
+        segments.push_back({q, keys.narrow(0, edge, past - edge), values.narrow(0, edge, past - edge), {},
+                            AttentionMask{false, 0, 0}});
+      if (edge == 0) {
+        segments.push_back({q, keys.narrow(0, past, n), values.narrow(0, past, n), {}, AttentionMask{true, n_local_, 0}});
+      } else {
+        std::vector<int64_t> edge_index(w.index.begin(), w.index.begin() + edge);
+        for (int64_t i = 0; i < n; ++i) edge_index.push_back(first[b] + i);
+        const auto gap = at::arange(first[b], first[b] + n, at::kLong).unsqueeze(1) -
+                         at::tensor(edge_index, at::kLong).unsqueeze(0);
+        segments.push_back({q, at::cat({keys.narrow(0, 0, edge), keys.narrow(0, past, n)}),
+                            at::cat({values.narrow(0, 0, edge), values.narrow(0, past, n)}),
+                            ((gap >= 0) & (gap < n_local_)).to(device), {}});
+      }
       if (separate[b] && n_init > 0) {
         const RotaryTables fixed{sink_query.cos.expand({n, -1}), sink_query.sin.expand({n, -1})};
-        attn = attend_joint({{q, k, values, visible}, {apply_rotary(qkv.q, fixed), sinks_.keys[l], sinks_.values[l], {}}});
-      } else {
-        attn = attend_masked(q, k, values, visible).out;
+        segments.push_back({apply_rotary(qkv.q, fixed), sinks_.keys[l], sinks_.values[l], {}, {}});
       }
-      h[b] = backbone.layer_out(l, h[b], attn);
+      h[b] = backbone.layer_out(l, h[b], attend_joint(segments));
       out[b].keys[l] = qkv.k;
       out[b].values[l] = qkv.v;
 
       // What later tokens may attend to: the block (thinned by the hook), then the window slides.
-      at::Tensor add_k = qkv.k, add_v = qkv.v, add_index = own_index, add_index_cpu = own_index_cpu,
-                 add_positions = own_positions;
-      if (hooks.window_tokens) {
-        const auto keep = hooks.window_tokens(l, b, qkv);
-        if (keep.defined()) {
-          const auto keep_cpu = keep.to(at::kCPU, at::kLong), keep_dev = keep.to(device, at::kLong);
-          add_k = qkv.k.index_select(0, keep_dev);
-          add_v = qkv.v.index_select(0, keep_dev);
-          add_index = own_index.index_select(0, keep_dev);
-          add_index_cpu = own_index_cpu.index_select(0, keep_cpu);
-          add_positions = own_positions.index_select(1, keep_dev);
-        }
+      at::Tensor keep;
+      if (hooks.window_tokens) keep = hooks.window_tokens(l, b, qkv);
+      if (keep.defined()) {
+        const auto kept = keep.to(at::kCPU, at::kLong).contiguous();
+        const auto rows = kept.to(device);
+        const auto k = keys.narrow(0, past, n).index_select(0, rows), v = values.narrow(0, past, n).index_select(0, rows);
+        w.kv.truncate(past);
+        w.kv.append(k, v);
+        const int64_t* p = kept.data_ptr<int64_t>();
+        for (int64_t i = 0; i < kept.numel(); ++i) w.index.push_back(first[b] + p[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) w.index.push_back(first[b] + i);
       }
-      w = Layer{cat_after(w.k, add_k, 0), cat_after(w.v, add_v, 0), cat_after(w.index, add_index, 0),
-                cat_after(w.index_cpu, add_index_cpu, 0), cat_after(w.positions, add_positions, 1)};
       if (separate[b]) {  // keep the tokens the next block's first query can still see
-        const int64_t threshold = first[b] + n - n_local_;
-        const int64_t* p = w.index_cpu.data_ptr<int64_t>();
-        const int64_t drop = std::lower_bound(p, p + w.index_cpu.size(0), threshold) - p;
-        if (drop > 0)
-          w = Layer{drop_front(w.k, drop, 0), drop_front(w.v, drop, 0), drop_front(w.index, drop, 0),
-                    drop_front(w.index_cpu, drop, 0), drop_front(w.positions, drop, 1)};
+        const int64_t drop =
+            std::lower_bound(w.index.begin(), w.index.end(), first[b] + n - n_local_) - w.index.begin();
+        w.kv.drop_front(drop);
+        w.index.erase(w.index.begin(), w.index.begin() + drop);
       }
       if (hooks.after_layer) seen.push_back(qkv);
     }

@@ -15,10 +15,12 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <vector>
 
 #include "core/memory/sink_kv.h"
+#include "core/nn/kv_cache.h"
 #include "models/backbone.h"
 
 namespace svqa {
@@ -62,16 +64,18 @@ class SlidingWindow {
   // the sinks counted while they are still in the window, not once they are their own segment).
   int64_t attended_tokens(int64_t layer) const {
     if (layer < 0 || layer >= static_cast<int64_t>(layers_.size())) return 0;  // before begin()
-    const auto& k = layers_[static_cast<size_t>(layer)].k;
-    return k.defined() ? k.size(0) : 0;
+    const auto& kv = layers_[static_cast<size_t>(layer)].kv;
+    return kv.defined() ? kv.size() : 0;
   }
 
  private:
-  // One layer's window: un-rotated K/V of the tokens later tokens may attend to, each token's
-  // index in the stream (sinks from 0; on the device for masks, on the CPU for trimming) and its
-  // RoPE positions [3, S].
+  // One layer's window: the K/V of the tokens later tokens may attend to, keys rotated once at
+  // their own positions when they enter, in one buffer that slides (KvCache: entering tokens are
+  // written in place, leaving ones only move its start), and each token's index in the stream
+  // (sinks from 0), ascending.
   struct Layer {
-    at::Tensor k, v, index, index_cpu, positions;
+    KvCache kv;
+    std::deque<int64_t> index;
   };
 
   int64_t n_local_;
