@@ -175,7 +175,8 @@ TEST_CASE("a context read from the bank (RAM and disk) equals one built from blo
   std::vector<at::Tensor> slots;
   for (int64_t i = 0; i < 6; ++i) {
     blocks.push_back(random_block(layers, n, kv, d, kv, 3 + n * i, at::kBFloat16));
-    blocks.back().first_frame = i;
+    blocks.back().id = i;  // as the bank numbers them
+    blocks.back().first_frame = blocks.back().last_frame = i;
     slots.push_back(blocks.back().positions);
     bank.add(blocks.back());
   }
