@@ -124,6 +124,11 @@ TEST_CASE("two runs of a grid never get the same visible name", "[grid]") {
 
   CHECK_THAT(grid_error("grid: {axes: {a.x: [1, 1]}}\n"),
              Catch::Contains("grid.axes.a.x[1]: the same value as grid.axes.a.x[0]: its runs would be identical"));
+  // Zip: a value may repeat on one axis (one encoder beside several retrievals), a whole tuple may not.
+  const auto repeated = run_names("name: r\ngrid:\n  mode: zip\n  axes:\n    a.x: [1, 1]\n    b.x: [1, 2]\n");
+  CHECK(repeated == std::vector<std::string>{"r__a.x=1#0__b.x=1", "r__a.x=1#1__b.x=2"});
+  CHECK_THAT(grid_error("grid: {mode: zip, axes: {a.x: [1, 1], b.x: [2, 2]}}\n"),
+             Catch::Contains("grid.axes.a.x[1]: zip: the same values as [0] on every axis: its runs would be identical"));
   CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: p, value: 1}, {label: p, value: 2}]}}\n"),
              Catch::Contains("grid.axes.a.x[1].label: 'p' labels grid.axes.a.x[0] already"));
   CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: p}]}}\n"),

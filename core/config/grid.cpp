@@ -41,8 +41,9 @@ std::string suffix(const std::string& key, size_t segments) {
 
 // The values of axis `a`: `{label: NAME, value: V}` unwrapped; unlabelled values shown as a scalar,
 // a section by its `type`, else their position. Two values never show the same text (a repeated
-// text gets "#index"), labels are unique, and the same value twice is an error.
-Axis read_axis(const ConfigEntry& a) {
+// text gets "#index"), labels are unique, and the same value twice is an error where it would give
+// two identical runs (`distinct`: a product grid; a zip grid checks whole tuples instead).
+Axis read_axis(const ConfigEntry& a, bool distinct) {
   Axis axis{a.key, a.key, {}};
   const std::string path = "grid.axes." + a.key;
   for (size_t i = 0; i < a.value.items.size(); ++i) {
@@ -73,7 +74,7 @@ Axis read_axis(const ConfigEntry& a) {
       v.shown = "#" + std::to_string(i);
     }
     for (size_t j = 0; j < axis.values.size(); ++j) {
-      if (to_yaml(axis.values[j].value) == to_yaml(v.value))
+      if (distinct && to_yaml(axis.values[j].value) == to_yaml(v.value))
         throw ConfigError(item.loc, at, "the same value as " + path + "[" + std::to_string(j) + "]: its runs would be identical");
       if (v.labelled && axis.values[j].labelled && axis.values[j].shown == v.shown)
         throw ConfigError(item.loc, at + ".label", "'" + v.shown + "' labels " + path + "[" + std::to_string(j) + "] already");
@@ -133,7 +134,7 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
       throw ConfigError(a.value.loc, "grid.axes." + a.key, "expected a non-empty list of values, got " + a.value.describe());
 
   std::vector<Axis> axis_list;
-  for (const auto& a : axes->entries) axis_list.push_back(read_axis(a));
+  for (const auto& a : axes->entries) axis_list.push_back(read_axis(a, mode == "product"));
   name_axes(axis_list);
 
   // Index tuples: one value index per axis.
@@ -146,6 +147,18 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
                           "zip needs axes of equal length: " + std::to_string(a.value.items.size()) + " values, the first axis has " +
                               std::to_string(n));
     for (size_t i = 0; i < n; ++i) combos.push_back(std::vector<size_t>(axes->entries.size(), i));
+    // A value may repeat on one axis (ReKV's encoder beside several retrievals), a whole tuple may not.
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = i + 1; j < n; ++j) {
+        const bool same = std::all_of(axis_list.begin(), axis_list.end(), [&](const Axis& a) {
+          return to_yaml(a.values[i].value) == to_yaml(a.values[j].value);
+        });
+        if (same) {
+          const auto& first = axes->entries.front();
+          throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
+                            "zip: the same values as [" + std::to_string(i) + "] on every axis: its runs would be identical");
+        }
+      }
   } else {
     combos.push_back({});
     for (const auto& a : axis_list) {

@@ -133,7 +133,10 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
       }
       if (!rec.memory || !rec.timing) continue;  // not svqa's own record
       ++answered;
-      memory += static_cast<double>(rec.memory->tokens);
+      // Tokens held per layer: a block kept in some layers only (StreamKV) counts for those.
+      const auto layers = static_cast<double>(rec.context_tokens.size());
+      memory += rec.memory->layer_tokens > 0 && layers > 0 ? static_cast<double>(rec.memory->layer_tokens) / layers
+                                                           : static_cast<double>(rec.memory->tokens);
       double sum = 0;
       for (const int64_t c : rec.context_tokens) sum += static_cast<double>(c);
       inference += rec.context_tokens.empty() ? 0.0 : sum / static_cast<double>(rec.context_tokens.size());

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 TIMES = {"s1": [11.0, 29.0], "s2": [17.0, 39.0]}
@@ -21,6 +22,10 @@ def point_to_tiny(node, pe_core):
         for key in ("retrieve_size", "frames"):
             if key in node:
                 node[key] = 4
+        if "local_size" in node:
+            node["local_size"] = 2
+        if isinstance(node.get("blocks"), dict):  # MuKV's k per granularity
+            node["blocks"] = {g: 2 for g in node["blocks"]}
         if "n_local" in node:
             node["n_local"] = 120
         for value in node.values():
@@ -54,7 +59,8 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     (tmp_path / "compare_methods.yaml").write_text(yaml.safe_dump(config))
     methods = [f"{e['type']} + {r['type']}" for e, r in zip(config["grid"]["axes"]["encoding"],
                                                             config["grid"]["axes"]["retrieval"])]
-    assert len(set(methods)) == len(methods) >= 5
+    assert len(set(methods)) == len(methods) >= 7
+    assert {"streamkv_segments + streamkv_layer_adaptive", "mukv_multigrain + mukv_semi_hierarchical"} <= set(methods)
 
     r = subprocess.run([svqa_bin, "grid", tmp_path / "compare_methods.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr + r.stdout
@@ -75,6 +81,13 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     for row in rows:
         for column in ("accuracy", "memory_tokens", "inference_tokens", "encode_fps", "ttft_s"):
             assert row[column] != "", (row["method"], column)
+    # Memory tokens are per layer: StreamKV's compressed frames count only in the layers that keep them.
+    streamkv = [json.loads(line) for p in (tmp_path / "results").glob("compare_methods/*streamkv*/predictions.jsonl")
+                for line in p.read_text().splitlines()]
+    held = [r["memory"]["layer_tokens"] / len(r["context_tokens"]) for r in streamkv]
+    row = next(row for row in rows if row["method"].startswith("streamkv_segments"))
+    assert float(row["memory_tokens"]) == pytest.approx(sum(held) / len(held), abs=0.05)
+    assert any(h < r["memory"]["tokens"] for h, r in zip(held, streamkv))  # some frames were dropped in some layers
     markdown = (out / "report.md").read_text()
     assert "| memory tokens | inference tokens | encode fps | TTFT s |" in markdown
     assert (out / "accuracy_vs_memory.png").exists() and (out / "accuracy_vs_inference.png").exists()
