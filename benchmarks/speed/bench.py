@@ -131,9 +131,12 @@ def summarise(measured, hf):
     for q in measured["questions"]:
         row = {k: q[k] for k in ("after_frames", "retrieve_s", "gather_s", "prefill_s", "ttft_s", "context_tokens")}
         row["gather_share"] = q["gather_s"] / q["ttft_s"]
+        row["floor_s"] = q.get("floor_s")  # the retrieval pass's and the prefill's matmuls at this machine's rate
+        row["x_floor"] = q["ttft_s"] / q["floor_s"] if q.get("floor_s") else None
         hf_s = hf.get(q["after_frames"])
         row["hf_reprefill_s"] = hf_s
         row["x_hf"] = q["ttft_s"] / hf_s if hf_s else None
+        row["floor_x_hf"] = q["floor_s"] / hf_s if hf_s and q.get("floor_s") else None  # the best TTFT/HF can be
         ttft.append(row)
     mem = measured["memory"]
     bank_frames = len(frames)
@@ -188,12 +191,15 @@ def print_table(report):
         print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
               f"{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
     print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
-          f"{'HF re-prefill':>14}{'TTFT/HF':>9}")
+          f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}")
     for r in s["ttft"]:
         hf = f"{r['hf_reprefill_s']:.2f} s" if r["hf_reprefill_s"] else "-"
         ratio = f"{r['x_hf']:.4f}" if r["x_hf"] else "-"
+        floor = f"{r['floor_s']:.3f}" if r["floor_s"] else "-"
+        x_floor = f"{r['x_floor']:.2f}" if r["x_floor"] else "-"
+        floor_hf = f"{r['floor_x_hf']:.4f}" if r["floor_x_hf"] else "-"
         print(f"  after {r['after_frames']:>4} frames{'':<5}{r['retrieve_s']:>9.3f}{r['gather_s']:>8.3f}{r['prefill_s']:>9.3f}"
-              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{hf:>14}{ratio:>9}")
+              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{floor:>9}{x_floor:>8}{hf:>14}{ratio:>9}{floor_hf:>9}")
     mem = s["memory"]
     print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
           f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "

@@ -22,7 +22,7 @@ struct StreamBenchOptions {
   double fps = 0.5;                       // frame i is at i / fps seconds
   int64_t n_local = 15000;                // ReKV's window, tokens
   int64_t retrieve_size = 64;             // ReKV's r
-  std::vector<int64_t> questions{16, 64, 256};  // ask after this many frames
+  std::vector<int64_t> questions;  // ask after this many frames (svqa_bench: 16, 64, 256; cxxopts appends to what is here)
   int ttft_repeats = 3;                   // each question asked this often; the fastest counts
   int64_t ram_budget_mb = -1;             // bank RAM before spilling to disk; < 0: never
   std::string spill_dir;
