@@ -159,6 +159,24 @@ TEST_CASE("a --set of SECTION.type=X gives X's defaults, not the old type's opti
   CHECK(whole.second.retrieve_size == 64);
 }
 
+TEST_CASE("a child file that changes a section's type gives the new type's defaults", "[config]") {
+  const auto dir = std::filesystem::temp_directory_path() / "svqa_type_change";
+  std::filesystem::create_directories(dir);
+  const std::string parent = std::filesystem::absolute(kGood + "child.yaml").string();  // retrieval: external, retrieve_size 5
+  auto retrieval = [&](const std::string& section) {
+    std::ofstream(dir / "x.yaml") << "_base_: " << parent << "\nretrieval: " << section << "\n";
+    const ExperimentConfig cfg = resolve_experiment((dir / "x.yaml").string(), {}, test::TestRegistries().sections());
+    return std::make_pair(cfg.component("retrieval")->type, options_of<test::TopKOptions>(cfg, "retrieval"));
+  };
+  const auto [type, options] = retrieval("{type: internal}");
+  CHECK(type == "internal");
+  CHECK(options.retrieve_size == 64);  // internal's default, not external's 5 from the base
+  CHECK(retrieval("{type: internal, options: {top_k: 3}}").second.retrieve_size == 64);
+  CHECK(retrieval("{type: external, options: {top_k: 3}}").second.retrieve_size == 5);  // same type: merged
+  CHECK(retrieval("{options: {top_k: 3}}").second.retrieve_size == 5);                  // no type: merged
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("200k keys load and merge in linear time, duplicates still found", "[config]") {
   // The audit: 200k keys took over 120 s (a scan of the map per key, in parsing and in _base_ merging).
   const auto dir = std::filesystem::temp_directory_path() / "svqa_many_keys";

@@ -124,9 +124,11 @@ def summarise(measured, hf):
             continue
         seconds = sum(f["encode_s"] for f in rows)
         floor = sum(f["floor_s"] for f in rows)
+        flops = sum(f["flops"] for f in rows)
         encode[regime] = {"frames": len(rows), "s_per_frame": seconds / len(rows), "floor_s_per_frame": floor / len(rows),
                           "x_floor": seconds / floor, "vision_s_per_frame": sum(f["vision_s"] for f in rows) / len(rows),
-                          "gflops_per_frame": sum(f["flops"] for f in rows) / len(rows) / 1e9}
+                          "gflops_per_frame": flops / len(rows) / 1e9,
+                          "x_peak": seconds / (flops / measured["peak_flops_per_s"])}
     ttft = []
     for q in measured["questions"]:
         row = {k: q[k] for k in ("after_frames", "retrieve_s", "gather_s", "prefill_s", "ttft_s", "context_tokens")}
@@ -186,10 +188,13 @@ def print_table(report):
           f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
           f"load average {report['load_before']} → {report['load_after']}; {report['machine']}; "
           f"OMP_WAIT_POLICY={report['omp_wait_policy']}")
-    print(f"\n{'encode (LLM, per frame)':<28}{'s/frame':>9}{'floor s':>9}{'× floor':>9}{'GFLOP':>8}{'vision s':>10}{'frames':>8}")
+    if "peak_flops_per_s" in m:
+        print(f"\nmatmul peak (2048³): {m['peak_flops_per_s'] / 1e9:.0f} GFLOP/s")
+    print(f"\n{'encode (LLM, per frame)':<28}{'s/frame':>9}{'floor s':>9}{'× floor':>9}{'× peak':>8}{'GFLOP':>8}"
+          f"{'vision s':>10}{'frames':>8}")
     for regime, e in s["encode"].items():
         print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
-              f"{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
+              f"{e['x_peak']:>8.2f}{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
     print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
           f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}")
     for r in s["ttft"]:

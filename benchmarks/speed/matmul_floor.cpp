@@ -45,6 +45,12 @@ double MatmulFloor::linear_seconds() {
   return linear_ = per_layer * static_cast<double>(shape_.layers);
 }
 
+double MatmulFloor::peak_flops_per_second() {
+  const int64_t n = 2048;
+  const auto a = at::randn({n, n}, options_), b = at::randn({n, n}, options_);
+  return 2.0 * static_cast<double>(n * n * n) / best_of(a, b, true);
+}
+
 double MatmulFloor::attention_seconds(int64_t keys) {
   const auto cached = attention_.find(keys);
   if (cached != attention_.end()) return cached->second;

@@ -35,6 +35,10 @@ class MatmulFloor {
   // per kv head ([kv, group·tokens, d] × [kv, d, keys], then × [kv, keys, d]). Cached per `keys`.
   double attention_seconds(int64_t keys);
   double seconds(int64_t keys) { return linear_seconds() + attention_seconds(keys); }
+  // FLOP/s of one large square matmul (2048³): what the machine does at best. Attention at these
+  // shapes (inner dimension head_dim) runs well below it as a plain bmm, and a fused kernel that
+  // never writes the score matrix can beat the per-shape floor above; this one it cannot.
+  double peak_flops_per_second();
 
  private:
   double best_of(const at::Tensor& a, const at::Tensor& b, bool linear);

@@ -201,6 +201,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     const DecoderShape shape{m.text.num_layers, m.text.hidden_size, m.text.num_heads, m.text.num_kv_heads,
                              m.text.head_dim, intermediate_size(o.export_dir)};
     MatmulFloor floor(shape, tokens_per_frame, backbone.dtype(), backbone.device());
+    out["peak_flops_per_s"] = floor.peak_flops_per_second();
     for (auto& f : frames) {
       const int64_t keys = f["keys"].get<int64_t>();
       f["floor_s"] = floor.seconds(keys);

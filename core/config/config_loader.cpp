@@ -30,6 +30,11 @@ static void strip_delete(ConfigNode& n) {
 
 ConfigNode merge_config(ConfigNode base, const ConfigNode& over) {
   if (!base.is_map() || !over.is_map() || takes_delete(over)) return over;
+  // A component given another type starts from that type's defaults, as with --set: the base's
+  // options belong to the old type.
+  const ConfigNode *old_type = base.find("type"), *new_type = over.find("type");
+  if (old_type && new_type && old_type->is_scalar() && new_type->is_scalar() && old_type->scalar != new_type->scalar)
+    base.erase("options");
   // An index of base's keys keeps merging linear in the number of keys (a scan per key is quadratic).
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < base.entries.size(); ++i) index.emplace(base.entries[i].key, i);

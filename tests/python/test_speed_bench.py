@@ -31,15 +31,15 @@ def test_report_has_every_field(quick):
     s = report["summary"]
     assert set(s["encode"]) == {"window_filling", "window_full"}
     for e in s["encode"].values():
-        for key in ("s_per_frame", "floor_s_per_frame", "x_floor", "vision_s_per_frame", "gflops_per_frame", "frames"):
+        for key in ("s_per_frame", "floor_s_per_frame", "x_floor", "x_peak", "vision_s_per_frame", "gflops_per_frame", "frames"):
             assert positive(e[key]), key
     assert [r["after_frames"] for r in s["ttft"]] == [4, 8, 12]
     for r in s["ttft"]:
-        for key in ("retrieve_s", "gather_s", "prefill_s", "ttft_s", "gather_share", "context_tokens"):
+        for key in ("retrieve_s", "gather_s", "prefill_s", "ttft_s", "gather_share", "context_tokens", "floor_s", "x_floor"):
             assert positive(r[key]), key
         assert math.isclose(r["ttft_s"], r["retrieve_s"] + r["gather_s"] + r["prefill_s"], rel_tol=1e-9)
     hf = {r["after_frames"]: r for r in s["ttft"] if r["hf_reprefill_s"] is not None}
-    assert sorted(hf) == [4, 8] and all(positive(r["x_hf"]) for r in hf.values())
+    assert sorted(hf) == [4, 8] and all(positive(r["x_hf"]) and positive(r["floor_x_hf"]) for r in hf.values())
     for key in ("rss_loaded", "peak_rss", "bank_bytes", "window_bytes", "bank_bytes_per_frame", "x_bank_and_window",
                 "kv_gb_per_hour_at_0.5fps"):
         assert positive(s["memory"][key]), key
