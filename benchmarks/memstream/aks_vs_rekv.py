@@ -16,23 +16,17 @@ frames/s do not. Writes OUT/aks_vs_rekv.{json,md,svg}.
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-METHODS = [("ReKV", "{type: rekv_sliding_window, options: {n_local: N}}"),
-           ("AKS x4", "{type: memstream_aks, options: {n_local: N, compression: 4}}"),
-           ("AKS x16", "{type: memstream_aks, options: {n_local: N, compression: 16}}")]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from method_runs import add_stream_args, run_method, synthetic_stream  # noqa: E402
+
+METHODS = [("ReKV", "{type: rekv_sliding_window, options: {n_local: N_LOCAL}}"),
+           ("AKS x4", "{type: memstream_aks, options: {n_local: N_LOCAL, compression: 4}}"),
+           ("AKS x16", "{type: memstream_aks, options: {n_local: N_LOCAL, compression: 16}}")]
 
 
-def run(cmd):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=ROOT)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr}")
-
-
-def measure(path):
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def measure(records):
     answered = sorted((r for r in records if "error" not in r), key=lambda r: r["time"])
     frames = sum(r["timing"]["encode_frames"] for r in answered)
     seconds = sum(r["timing"]["encode_s"] for r in answered)
@@ -72,47 +66,18 @@ def svg(rows, path):
     path.write_text("\n".join(out) + "\n")
 
 
-def run_method(a, out, export, label, encoding):
-    name = label.lower().replace(" ", "_")
-    (out / f"{name}.yaml").write_text(f"""name: {name}
-backbone: {{type: torchscript, options: {{export: {export}}}}}
-encoding: {encoding.replace('N', str(a.n_local))}
-retrieval: {{type: recent, options: {{frames: 4}}}}
-benchmark: {{type: stream_list, options: {{annotations: {out / 'streams.json'}}}}}
-stream: {{fps: 0.5, chunk_frames: 16, max_new_tokens: 1}}
-output: {{dir: {out / 'results'}}}
-""")
-    predictions = out / "results" / name / "predictions.jsonl"
-    predictions.unlink(missing_ok=True)  # measure afresh
-    run([a.svqa, "run", out / f"{name}.yaml", *[x for s in a.set for x in ("--set", s)]])
-    return measure(predictions)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="build/bench-aks")
-    ap.add_argument("--export", help="Qwen2.5-VL export (default: make the tiny random one under OUT)")
-    ap.add_argument("--seconds", type=float, default=600, help="length of the synthetic stream")
-    ap.add_argument("--every", type=float, default=60, help="seconds between questions")
-    ap.add_argument("--n-local", type=int, default=2000, help="window in stream tokens, the same for every method")
+    add_stream_args(ap, "build/bench-aks", "qwen2_5_vl")
     ap.add_argument("--repeats", type=int, default=3, help="runs per method, interleaved; frames/s is their median")
-    ap.add_argument("--svqa", default=str(ROOT / "build/bin/svqa"))
-    ap.add_argument("--set", action="append", default=[], help="passed to svqa run (e.g. runtime.device=cuda)")
     a = ap.parse_args()
-    out = (ROOT / a.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    export = pathlib.Path(a.export).resolve() if a.export else out / "tiny-qwen2_5_vl"
-    if not a.export and not (export / "manifest.json").exists():
-        run([sys.executable, "-m", "models.export", "--tiny", "qwen2_5_vl", "--seed", "0", "--out", export])
-    run([a.svqa, "make-video", out / "video.avi", "--seconds", a.seconds])
-    questions = [{"id": f"q{t}", "time": float(t), "question": "What color is the background?",
-                  "options": ["red", "green"], "answer": "red"} for t in range(int(a.every), int(a.seconds), int(a.every))]
-    (out / "streams.json").write_text(json.dumps({"streams": [{"id": "synthetic", "video": "video.avi",
-                                                              "questions": questions}]}))
+    out, export = synthetic_stream(a, "qwen2_5_vl", ["red", "green"])
+    retrieval = "{type: recent, options: {frames: 4}}"
     runs = {label: [] for label, _ in METHODS}
     for _ in range(a.repeats):  # interleaved, so a load spike on a shared machine hits every method alike
         for label, encoding in METHODS:
-            runs[label].append(run_method(a, out, export, label, encoding))
+            name = label.lower().replace(" ", "_")
+            runs[label].append(measure(run_method(a, out, export, name, encoding.replace("N_LOCAL", str(a.n_local)), retrieval)))
     rows = []
     for label, _ in METHODS:
         fps = sorted(r["encode_fps"] for r in runs[label])

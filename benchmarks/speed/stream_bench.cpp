@@ -159,11 +159,14 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     }
     const int64_t done = f + 1;
     if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames) {
-      const int64_t rss = process_memory().rss_bytes;
+      const ProcessMemory now = process_memory();
+      const int64_t rss = now.rss_bytes;
       samples.push_back({{"frames", done}, {"stream_s", static_cast<double>(done) / o.fps}, {"rss", rss},
-                         {"wall_s", seconds_since(t_stream)}});
+                         {"malloc_live", now.malloc_live_bytes}, {"malloc_heap", now.malloc_heap_bytes},
+                         {"bank_ram", s.bank.accounting().ram_bytes}, {"wall_s", seconds_since(t_stream)}});
       std::cerr << "svqa_bench: " << done << "/" << o.frames << " frames, " << encode_s << " s for the last, RSS "
-                << (rss >> 20) << " MiB\n";
+                << (rss >> 20) << " MiB (malloc live " << (now.malloc_live_bytes >> 20) << " MiB, heap "
+                << (now.malloc_heap_bytes >> 20) << " MiB)\n";
     }
     if (std::find(o.questions.begin(), o.questions.end(), done) == o.questions.end()) continue;
     Answer best;

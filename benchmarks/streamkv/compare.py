@@ -14,10 +14,10 @@ OUT/streamkv_vs_rekv.{json,md,svg}.
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from method_runs import add_stream_args, run_method, synthetic_stream  # noqa: E402
 
 # (label, encoding section, retrieval section) — the same window for every method.
 METHODS = [
@@ -30,13 +30,6 @@ METHODS = [
     ("StreamKV keep 0.4", "{type: streamkv_segments, options: {n_local: N_LOCAL, keep_fraction: 0.4}}",
      "{type: streamkv_layer_adaptive}"),
 ]
-
-
-def run(cmd):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=ROOT)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr}")
-    return r.stdout
 
 
 def measure(records):
@@ -82,49 +75,16 @@ def svg_bars(rows, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="build/bench-streamkv")
-    ap.add_argument("--export", help="export directory (default: make the tiny LLaVA-OV export under OUT)")
-    ap.add_argument("--seconds", type=float, default=600, help="length of the synthetic stream")
-    ap.add_argument("--every", type=float, default=60, help="seconds between questions")
-    ap.add_argument("--n-local", type=int, default=2000, help="window tokens, the same for every method")
-    ap.add_argument("--svqa", default=str(ROOT / "build/bin/svqa"))
-    ap.add_argument("--set", action="append", default=[], help="passed to svqa run (e.g. runtime.device=cuda)")
+    add_stream_args(ap, "build/bench-streamkv", "llava_onevision")
     a = ap.parse_args()
-    out = (ROOT / a.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    export = pathlib.Path(a.export).resolve() if a.export else out / "tiny-llava_onevision"
-    if not a.export and not (export / "manifest.json").exists():
-        run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "0", "--out", export])
-    video = out / "video.avi"
-    run([a.svqa, "make-video", video, "--seconds", a.seconds])
-    times = [t for t in range(int(a.every), int(a.seconds), int(a.every))]
-    questions = [{"id": f"q{t}", "time": float(t), "question": "What color is the background?",
-                  "options": ["red", "green", "blue"], "answer": "red"} for t in times]
-    (out / "streams.json").write_text(json.dumps({"streams": [{"id": "synthetic", "video": "video.avi",
-                                                              "questions": questions}]}))
+    out, export = synthetic_stream(a, "llava_onevision", ["red", "green", "blue"])
     rows = []
     for label, encoding, retrieval in METHODS:
         name = label.lower().replace(" ", "_").replace(".", "")
-        cfg = out / f"{name}.yaml"
-        cfg.write_text(f"""name: {name}
-backbone: {{type: torchscript, options: {{export: {export}}}}}
-encoding: {encoding.replace('N_LOCAL', str(a.n_local))}
-retrieval: {retrieval}
-benchmark: {{type: stream_list, options: {{annotations: {out / 'streams.json'}}}}}
-stream: {{fps: 0.5, chunk_frames: 16, max_new_tokens: 1}}
-output: {{dir: {out / 'results'}}}
-""")
-        pred = out / "results" / name / "predictions.jsonl"
-        if pred.exists():
-            pred.unlink()  # measure afresh
-        cmd = [a.svqa, "run", cfg]
-        for s in a.set:
-            cmd += ["--set", s]
-        run(cmd)
-        records = [json.loads(line) for line in pred.read_text().splitlines() if line.strip()]
+        records = run_method(a, out, export, name, encoding.replace("N_LOCAL", str(a.n_local)), retrieval)
         m = measure(records)
         if m is None:
-            sys.exit(f"{label}: no answered question in {pred}")
+            sys.exit(f"{label}: no answered question in {out / 'results' / name}")
         rows.append({"method": label, **m})
     base = rows[0]["kv_mib_per_hour"]
     for r in rows:

@@ -98,12 +98,26 @@ int64_t MemoryBank::add(KvBlock block) {
     throw std::invalid_argument("memory bank: a block needs keys and values for " + std::to_string(options_.num_layers) +
                                 " layers (undefined where absent)");
   block.id = size();
-  const bool pin = options_.device.is_cuda();
-  for (size_t l = 0; l < block.keys.size(); ++l) {
-    for (auto* t : {&block.keys[l], &block.values[l]}) {
-      if (!t->defined()) continue;
-      *t = t->to(at::kCPU).contiguous();
-      if (pin) *t = t->pin_memory();
+  // A block's K/V live in one host allocation (pinned for a GPU): large enough for the allocator to
+  // map it on its own and hand it back whole when the block spills. Tens of separate per-layer
+  // tensors (~100 KiB each) would sit in the heap, where freed ones fragment it and resident memory
+  // keeps growing past the budget (measured: +0.3 MiB per frame over a 1-hour stream).
+  std::vector<at::Tensor*> parts;
+  int64_t numel = 0;
+  for (size_t l = 0; l < block.keys.size(); ++l)
+    for (auto* t : {&block.keys[l], &block.values[l]})
+      if (t->defined()) parts.push_back(t), numel += t->numel();
+  if (!parts.empty()) {
+    const auto dtype = parts.front()->scalar_type();
+    for (const auto* t : parts)
+      if (t->scalar_type() != dtype) throw std::invalid_argument("memory bank: a block's keys and values differ in dtype");
+    const auto slab = at::empty({numel}, at::TensorOptions().dtype(dtype).pinned_memory(options_.device.is_cuda()));
+    int64_t offset = 0;
+    for (auto* t : parts) {
+      auto view = slab.narrow(0, offset, t->numel()).view(t->sizes());
+      view.copy_(*t);
+      offset += t->numel();
+      *t = std::move(view);
     }
   }
   block.representatives.resize(block.keys.size());
