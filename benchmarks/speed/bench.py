@@ -67,7 +67,7 @@ def make_export(shape, out):
     return out
 
 
-def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv"):
+def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv", device="cpu", dtype=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as result:
         cmd = [str(binary), "--export", str(export), "--method", method, "--threads", str(threads), "--frames", str(mode["frames"]),
                "--n-local", str(mode["n_local"]), "--retrieve", str(mode["retrieve"]),
@@ -75,13 +75,14 @@ def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv"):
                "--rss-every", str(mode["rss_every"]), "--json", result.name]
         if "ram_budget_mb" in mode:
             cmd += ["--ram-budget-mb", str(mode["ram_budget_mb"]), "--spill-dir", str(spill_dir)]
+        cmd += ["--device", device] + (["--dtype", dtype] if dtype else [])
         if method != "rekv":
             cmd += ["--no-floor"]  # the floor models ReKV's window
         subprocess.run(cmd, cwd=ROOT, check=True)
         return json.loads(pathlib.Path(result.name).read_text())
 
 
-def hf_reprefill(export, measured, frames_list, threads, repeats):
+def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", dtype=None):
     """Seconds for Hugging Face to prefill the whole past (sinks, every frame's tokens, the answer
     prompt) from scratch and give the first token: the language model on input embeddings, the
     vision tower left out (its cost is the same either way)."""
@@ -90,12 +91,19 @@ def hf_reprefill(export, measured, frames_list, threads, repeats):
 
     torch.set_num_threads(threads)
     model = transformers.LlavaOnevisionForConditionalGeneration.from_pretrained(export / "hf").eval()
+    torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype or "float32"]
+    model = model.to(device=device, dtype=torch_dtype)
     lm, head = model.model.language_model, model.lm_head
+
+    def sync():
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
     shape = measured["shape"]
     prompt = measured["questions"][0]["prompt_tokens"]
     out = {}
     with torch.inference_mode():
-        lm(inputs_embeds=torch.randn(1, 64, shape["hidden"]), use_cache=False)  # warm-up
+        lm(inputs_embeds=torch.randn(1, 64, shape["hidden"], device=device, dtype=torch_dtype), use_cache=False)  # warm-up
         for i, frames in enumerate(frames_list):
             if i and i == len(frames_list) - 1 and out:
                 prev = frames_list[i - 1]
@@ -104,12 +112,13 @@ def hf_reprefill(export, measured, frames_list, threads, repeats):
                     print(f"skipping HF re-prefill after {frames} frames (estimated {estimate:.0f} s)", file=sys.stderr)
                     continue
             length = shape["n_init"] + frames * shape["tokens_per_frame"] + prompt
-            x = torch.randn(1, length, shape["hidden"])
+            x = torch.randn(1, length, shape["hidden"], device=device, dtype=torch_dtype)
             best = float("inf")
             for _ in range(repeats if length < 20000 else 1):
+                sync()
                 t0 = time.perf_counter()
                 h = lm(inputs_embeds=x, use_cache=False).last_hidden_state
-                head(h[:, -1]).argmax(-1)
+                head(h[:, -1]).argmax(-1).tolist()  # waits for the device
                 best = min(best, time.perf_counter() - t0)
             out[frames] = best
     return out
@@ -248,6 +257,8 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     parser.add_argument("--save", type=pathlib.Path, help="also write the JSON report to this file")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="torch device for svqa and Hugging Face alike, e.g. cuda")
+    parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="default: the export's (float32)")
     parser.add_argument("--frames", type=int, help="override the mode's frame count")
     parser.add_argument("--no-hf", action="store_true", help="skip Hugging Face re-prefill")
     parser.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (bin/svqa_bench)")
@@ -269,9 +280,9 @@ def main(argv=None):
 
     load_before = load_average()
     with tempfile.TemporaryDirectory(dir=work) as spill:
-        measured = run_svqa_bench(binary, export, mode, args.threads, spill)
+        measured = run_svqa_bench(binary, export, mode, args.threads, spill, device=args.device, dtype=args.dtype)
     hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]
-    hf = hf_reprefill(export, measured, hf_frames, args.threads, 2) if hf_frames else {}
+    hf = hf_reprefill(export, measured, hf_frames, args.threads, 2, args.device, args.dtype) if hf_frames else {}
     report = {"mode": name, "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
               "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
               "load_before": load_before, "load_after": load_average(), "measured": measured,
@@ -280,7 +291,8 @@ def main(argv=None):
         report["long"] = rss_over_time(measured)
     if args.mukv:
         with tempfile.TemporaryDirectory(dir=work) as spill:
-            report["mukv"] = compare_mukv(measured, run_svqa_bench(binary, export, mode, args.threads, spill, "mukv"))
+            report["mukv"] = compare_mukv(measured, run_svqa_bench(binary, export, mode, args.threads, spill, "mukv",
+                                                                   args.device, args.dtype))
     if args.save:
         args.save.write_text(json.dumps(report, indent=1) + "\n")
     if args.json:

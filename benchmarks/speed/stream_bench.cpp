@@ -210,16 +210,19 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       f["floor_s"] = floor.seconds(keys);
       f["flops"] = frame_flops(shape, tokens_per_frame, keys).total();
     }
-    // TTFT's floor: the question's retrieval pass and the prompt's prefill, each attending to its
-    // context and itself (the retrieval scores and the first token's logits are negligible).
+    // TTFT's floor: the question's retrieval pass (every layer but the last, which only selects)
+    // and the prompt's prefill, each attending to its context and itself (the retrieval scores, the
+    // last layer's q/k projections and the first token's logits are left out: they are small).
     const int64_t question_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kQuestion).size());
     const int64_t prompt_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kAnswerPrompt).size());
-    MatmulFloor question_floor(shape, question_tokens, backbone.dtype(), backbone.device());
+    DecoderShape question_shape = shape;
+    question_shape.layers -= 1;
+    MatmulFloor question_floor(question_shape, question_tokens, backbone.dtype(), backbone.device());
     MatmulFloor prompt_floor(shape, prompt_tokens, backbone.dtype(), backbone.device());
     for (auto& q : questions) {
       const int64_t context = q["context_tokens"].get<int64_t>();
       q["floor_s"] = question_floor.seconds(context + question_tokens) + prompt_floor.seconds(context + prompt_tokens);
-      q["flops"] = frame_flops(shape, question_tokens, context + question_tokens).total() +
+      q["flops"] = frame_flops(question_shape, question_tokens, context + question_tokens).total() +
                    frame_flops(shape, prompt_tokens, context + prompt_tokens).total();
     }
   }

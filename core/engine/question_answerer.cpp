@@ -64,7 +64,9 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
       answer.gather_seconds += seconds_since(gather_start);
       const int64_t context = ctx.kv.defined() ? ctx.kv.size() : 0;
 
-      if (run_question) {  // the question attends to its context and itself; its own K/V are then dropped (ReKV)
+      // The question attends to its context and itself; its own K/V are then dropped (ReKV). After
+      // the last layer nothing reads its hidden state: that layer only selects.
+      if (run_question && l + 1 < layers) {
         const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
         const auto q = apply_rotary(qkv.q, tables);
         at::Tensor out;
