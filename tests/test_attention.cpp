@@ -165,6 +165,17 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
     CHECK(m[slot + d / 2].item<float>() == Approx(m[slot].item<float>()));
   }
   CHECK_THROWS_WITH(RotaryEmbedding(d, 1e4, {2, 2, 2}), Catch::Contains("sums to 6, expected head_dim/2 = 8"));
+
+  // The last two tables are kept: a retrieval pass alternates its context's and its question's.
+  const auto context = text_positions(0, 50), question = text_positions(50, 3);
+  const auto first = rope.tables(context, at::kFloat);
+  const auto asked = rope.tables(question, at::kFloat);
+  CHECK(rope.tables(context, at::kFloat).cos.is_same(first.cos));
+  CHECK(rope.tables(question, at::kFloat).cos.is_same(asked.cos));
+  (void)rope.tables(text_positions(7, 2), at::kFloat);  // a third: the oldest (the context's) goes
+  CHECK(rope.tables(question, at::kFloat).cos.is_same(asked.cos));
+  CHECK(!rope.tables(context, at::kFloat).cos.is_same(first.cos));
+  CHECK(at::equal(rope.tables(context, at::kFloat).cos, first.cos));
 }
 
 }  // namespace

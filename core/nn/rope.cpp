@@ -3,6 +3,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace svqa {
 
@@ -21,10 +22,15 @@ RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int
 RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType dtype) const {
   if (positions.dim() != 2 || positions.size(0) != 3)
     throw std::invalid_argument("rope: positions must be [3, T], got " + std::to_string(positions.dim()) + "-d");
-  Last& last = *last_;
-  if (last.positions.defined() && last.dtype == dtype && last.positions.device() == positions.device() &&
-      last.positions.sizes() == positions.sizes() && at::equal(last.positions, positions))
-    return last.tables;
+  auto& recent = *last_;
+  for (size_t i = 0; i < recent.size(); ++i) {
+    const Last& last = recent[i];
+    if (last.positions.defined() && last.dtype == dtype && last.positions.device() == positions.device() &&
+        last.positions.sizes() == positions.sizes() && at::equal(last.positions, positions)) {
+      if (i > 0) std::swap(recent[0], recent[i]);  // the newest first
+      return recent[0].tables;
+    }
+  }
   const auto inv = inv_freq_.to(positions.device());
   at::Tensor freqs;  // [T, head_dim / 2]
   if (mrope_section_.empty()) {
@@ -40,8 +46,9 @@ RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType
     freqs = at::cat(parts, 1);
   }
   const auto emb = at::cat({freqs, freqs}, 1);
-  last = {positions.clone(), dtype, {emb.cos().to(dtype), emb.sin().to(dtype)}};
-  return last.tables;
+  recent[1] = std::move(recent[0]);
+  recent[0] = {positions.clone(), dtype, {emb.cos().to(dtype), emb.sin().to(dtype)}};
+  return recent[0].tables;
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t) {

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -21,8 +22,8 @@ class RotaryEmbedding {
   // `mrope_section` empty → plain RoPE; else its entries sum to head_dim / 2.
   RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section = {});
 
-  // Tables for `positions`; the last result is kept and returned again for equal positions (every
-  // layer of a question's context asks for the same ones).
+  // Tables for `positions`; the last two results are kept and returned again for equal positions:
+  // every layer of a question's retrieval pass asks for its context's, then for the question's.
   RotaryTables tables(const at::Tensor& positions, at::ScalarType dtype) const;
   int64_t head_dim() const { return head_dim_; }
 
@@ -35,7 +36,8 @@ class RotaryEmbedding {
     at::ScalarType dtype = at::kFloat;
     RotaryTables tables;
   };
-  std::shared_ptr<Last> last_ = std::make_shared<Last>();  // shared by copies: equal positions, equal tables
+  // The two most recent, newest first; shared by copies: equal positions, equal tables.
+  std::shared_ptr<std::array<Last, 2>> last_ = std::make_shared<std::array<Last, 2>>();
 };
 
 // x [T, heads, d] → x·cos + rotate_half(x)·sin (HF's apply_rotary_pos_emb).
