@@ -58,3 +58,13 @@ output: {{dir: {out / 'results'}}}
     predictions.unlink(missing_ok=True)  # measure afresh
     run([a.svqa, "run", out / f"{name}.yaml", *[x for s in a.set for x in ("--set", s)]])
     return [json.loads(line) for line in predictions.read_text().splitlines() if line.strip()]
+
+
+def write_results(a, out, export, stem, rows, table, draw):
+    """OUT/STEM.json (the runs' settings and rows), .md (`table`, its lines) and .svg (`draw(rows, path)`)."""
+    (out / f"{stem}.json").write_text(json.dumps({"export": str(export), "seconds": a.seconds, "n_local": a.n_local,
+                                                  "rows": rows}, indent=2) + "\n")
+    (out / f"{stem}.md").write_text("\n".join(table) + "\n")
+    draw(rows, out / f"{stem}.svg")
+    print("\n".join(table))
+    print(f"written: {out / stem}.json, .md, .svg")

@@ -14,12 +14,11 @@ frames/s do not. Writes OUT/aks_vs_rekv.{json,md,svg}.
 """
 
 import argparse
-import json
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from method_runs import add_stream_args, run_method, synthetic_stream  # noqa: E402
+from method_runs import add_stream_args, run_method, synthetic_stream, write_results  # noqa: E402
 
 METHODS = [("ReKV", "{type: rekv_sliding_window, options: {n_local: N_LOCAL}}"),
            ("AKS x4", "{type: memstream_aks, options: {n_local: N_LOCAL, compression: 4}}"),
@@ -89,12 +88,7 @@ def main():
         md.append(f"| {r['method']} | {r['window_tokens'][-1]} | {r['window_tokens'][-1] / dense:.3f} | "
                   f"{r['encode_fps']:.2f} | {r['encode_fps'] / base_fps:.2f} | "
                   f"{', '.join(f'{x:.2f}' for x in r['encode_fps_runs'])} |")
-    (out / "aks_vs_rekv.json").write_text(json.dumps({"export": str(export), "seconds": a.seconds,
-                                                      "n_local": a.n_local, "rows": rows}, indent=2) + "\n")
-    (out / "aks_vs_rekv.md").write_text("\n".join(md) + "\n")
-    svg(rows, out / "aks_vs_rekv.svg")
-    print("\n".join(md))
-    print(f"written: {out / 'aks_vs_rekv.json'}, .md, .svg")
+    write_results(a, out, export, "aks_vs_rekv", rows, md, svg)
 
 
 if __name__ == "__main__":

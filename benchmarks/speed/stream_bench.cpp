@@ -117,6 +117,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   const auto& m = backbone.manifest();
   const auto sink_ids = backbone.tokenizer().encode(kSinkPrompt);
   const int64_t n_init = static_cast<int64_t>(sink_ids.size());
+  const int64_t question_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kQuestion).size());
+  const int64_t prompt_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kAnswerPrompt).size());
   const AnswerOptions answer_options{std::nullopt, 1};  // the encoder's positions; TTFT: the prefill's argmax
   const bool mukv = is_mukv(o);
 
@@ -176,8 +178,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       if (r == 0 || a.retrieve_seconds + a.prefill_seconds < best.retrieve_seconds + best.prefill_seconds) best = a;
     }
     questions.push_back({{"after_frames", done},
-                         {"question_tokens", backbone.tokenizer().encode(kQuestion).size()},
-                         {"prompt_tokens", backbone.tokenizer().encode(kAnswerPrompt).size()},
+                         {"question_tokens", question_tokens},
+                         {"prompt_tokens", prompt_tokens},
                          {"context_tokens", best.context_tokens.empty() ? 0 : best.context_tokens.front()},
                          {"retrieve_s", best.retrieve_seconds - best.gather_seconds},
                          {"gather_s", best.gather_seconds},
@@ -213,8 +215,6 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     // TTFT's floor: the question's retrieval pass (every layer but the last, which only selects)
     // and the prompt's prefill, each attending to its context and itself (the retrieval scores, the
     // last layer's q/k projections and the first token's logits are left out: they are small).
-    const int64_t question_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kQuestion).size());
-    const int64_t prompt_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kAnswerPrompt).size());
     DecoderShape question_shape = shape;
     question_shape.layers -= 1;
     MatmulFloor question_floor(question_shape, question_tokens, backbone.dtype(), backbone.device());

@@ -12,12 +12,11 @@ OUT/streamkv_vs_rekv.{json,md,svg}.
 """
 
 import argparse
-import json
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from method_runs import add_stream_args, run_method, synthetic_stream  # noqa: E402
+from method_runs import add_stream_args, run_method, synthetic_stream, write_results  # noqa: E402
 
 # (label, encoding section, retrieval section) — the same window for every method.
 METHODS = [
@@ -89,16 +88,11 @@ def main():
     base = rows[0]["kv_mib_per_hour"]
     for r in rows:
         r["memory_vs_rekv"] = r["kv_mib_per_hour"] / base if base else None
-    (out / "streamkv_vs_rekv.json").write_text(json.dumps({"export": str(export), "seconds": a.seconds,
-                                                          "n_local": a.n_local, "rows": rows}, indent=2) + "\n")
     md = ["| method | encode frames/s | K/V MiB per hour | × ReKV memory | blocks |", "|---|---|---|---|---|"]
     for r in rows:
         md.append(f"| {r['method']} | {r['encode_fps']:.2f} | {r['kv_mib_per_hour']:.2f} | {r['memory_vs_rekv']:.3f} "
                   f"| {r['blocks']} |")
-    (out / "streamkv_vs_rekv.md").write_text("\n".join(md) + "\n")
-    svg_bars(rows, out / "streamkv_vs_rekv.svg")
-    print("\n".join(md))
-    print(f"written: {out / 'streamkv_vs_rekv.json'}, .md, .svg")
+    write_results(a, out, export, "streamkv_vs_rekv", rows, md, svg_bars)
 
 
 if __name__ == "__main__":

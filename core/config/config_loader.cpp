@@ -28,13 +28,16 @@ static void strip_delete(ConfigNode& n) {
   for (auto& i : n.items) strip_delete(i);
 }
 
+// A component given another type starts from that type's defaults: the old type's options (from a
+// base file or the files before --set) would be merged into the new one's otherwise.
+static void drop_options_of_old_type(ConfigNode& section, const ConfigNode& new_type) {
+  const ConfigNode* old = section.find("type");
+  if (old && old->is_scalar() && !(new_type.is_scalar() && new_type.scalar == old->scalar)) section.erase("options");
+}
+
 ConfigNode merge_config(ConfigNode base, const ConfigNode& over) {
   if (!base.is_map() || !over.is_map() || takes_delete(over)) return over;
-  // A component given another type starts from that type's defaults, as with --set: the base's
-  // options belong to the old type.
-  const ConfigNode *old_type = base.find("type"), *new_type = over.find("type");
-  if (old_type && new_type && old_type->is_scalar() && new_type->is_scalar() && old_type->scalar != new_type->scalar)
-    base.erase("options");
+  if (const ConfigNode* type = over.find("type")) drop_options_of_old_type(base, *type);
   // An index of base's keys keeps merging linear in the number of keys (a scan per key is quadratic).
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < base.entries.size(); ++i) index.emplace(base.entries[i].key, i);
@@ -121,11 +124,7 @@ void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value
     }
     node = child;
   }
-  // A component given another type starts from that type's defaults: the old type's options
-  // (from the files) would be merged into the new one's otherwise.
-  if (sets_component_type(key))
-    if (const ConfigNode* old = node->find("type"); old && old->is_scalar() && !(value.is_scalar() && value.scalar == old->scalar))
-      node->erase("options");
+  if (sets_component_type(key)) drop_options_of_old_type(*node, value);
   if (ConfigNode* existing = node->find(parts.back()))
     *existing = std::move(value);
   else

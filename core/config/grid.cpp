@@ -25,6 +25,7 @@ struct AxisValue {
   ConfigNode value;
   std::string shown;
   bool labelled = false;
+  std::string yaml;  // `value` written out, to compare values (set once it is final)
 };
 
 struct Axis {
@@ -49,7 +50,7 @@ Axis read_axis(const ConfigEntry& a, bool distinct) {
   for (size_t i = 0; i < a.value.items.size(); ++i) {
     const ConfigNode& item = a.value.items[i];
     const std::string at = path + "[" + std::to_string(i) + "]";
-    AxisValue v{item, "", false};
+    AxisValue v{item, "", false, ""};
     if (item.is_map() && item.find("label")) {
       const ConfigNode* label = item.find("label");
       const ConfigNode* value = item.find("value");
@@ -65,7 +66,7 @@ Axis read_axis(const ConfigEntry& a, bool distinct) {
         throw ConfigError(label->loc, at + ".label",
                           "expected a name of letters, digits and _ . + - (it names the run's directory), got " +
                               label->describe());
-      v = {*value, label->scalar, true};
+      v = {*value, label->scalar, true, ""};
     } else if (item.is_scalar()) {  // a safe path component ("a/../../x" → "a_.._.._x"): the folder stays in the grid's
       v.shown = safe_path_component(item.scalar);
     } else if (const ConfigNode* type = item.is_map() ? item.find("type") : nullptr; type && type->is_scalar()) {
@@ -73,8 +74,9 @@ Axis read_axis(const ConfigEntry& a, bool distinct) {
     } else {
       v.shown = "#" + std::to_string(i);
     }
+    v.yaml = to_yaml(v.value);
     for (size_t j = 0; j < axis.values.size(); ++j) {
-      if (distinct && to_yaml(axis.values[j].value) == to_yaml(v.value))
+      if (distinct && axis.values[j].yaml == v.yaml)
         throw ConfigError(item.loc, at, "the same value as " + path + "[" + std::to_string(j) + "]: its runs would be identical");
       if (v.labelled && axis.values[j].labelled && axis.values[j].shown == v.shown)
         throw ConfigError(item.loc, at + ".label", "'" + v.shown + "' labels " + path + "[" + std::to_string(j) + "] already");
@@ -150,9 +152,8 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     // A value may repeat on one axis (ReKV's encoder beside several retrievals), a whole tuple may not.
     for (size_t i = 0; i < n; ++i)
       for (size_t j = i + 1; j < n; ++j) {
-        const bool same = std::all_of(axis_list.begin(), axis_list.end(), [&](const Axis& a) {
-          return to_yaml(a.values[i].value) == to_yaml(a.values[j].value);
-        });
+        const bool same = std::all_of(axis_list.begin(), axis_list.end(),
+                                      [&](const Axis& a) { return a.values[i].yaml == a.values[j].yaml; });
         if (same) {
           const auto& first = axes->entries.front();
           throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
