@@ -1,10 +1,12 @@
 #include "core/run/run_folder.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -37,6 +39,17 @@ std::string holder_line(const std::string& command) {
   return "pid " + std::to_string(getpid()) + " on " + host + " since " + when + " (" + command + ")";
 }
 
+// A line left by an earlier holder on this host that has since ended (or was killed): the live
+// holder has not written its own yet.
+bool names_a_dead_local_process(const std::string& line) {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  int pid = 0;
+  char on[256] = "";
+  if (std::sscanf(line.c_str(), "pid %d on %255s", &pid, on) != 2 || pid <= 0) return false;
+  return std::strcmp(on, host) == 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 bool has_answers(const std::string& predictions) {
   std::error_code ec;
   return fs::exists(predictions, ec) && fs::file_size(predictions, ec) > 0;
@@ -49,39 +62,56 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
   const std::string lock = dir + "/run.lock";
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw std::runtime_error(lock + ": cannot open: " + std::strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  // The holder writes its line just after it takes the lock, so a second svqa can find the file
+  // still empty (or naming an earlier holder, now dead) for a moment: it looks again until the line
+  // is the live holder's or the lock is free, for at most two seconds (then: "holder unknown").
+  for (int attempt = 0;; ++attempt) {
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) break;
     const int why = errno;
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    if (why != EWOULDBLOCK) throw std::runtime_error(lock + ": cannot lock: " + std::strerror(why));
+    if (why != EWOULDBLOCK) {
+      ::close(lock_fd_);
+      throw std::runtime_error(lock + ": cannot lock: " + std::strerror(why));
+    }
     std::string holder = read_all(lock);
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    throw std::runtime_error(dir + ": in use by another svqa (" + (holder.empty() ? "holder unknown" : holder) +
-                             "); wait for it to finish or use another --out");
+    const bool known = !holder.empty() && !names_a_dead_local_process(holder);
+    if (known || attempt == 400) {
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+      throw std::runtime_error(dir + ": in use by another svqa (" + (known ? holder : "holder unknown") +
+                               "); wait for it to finish or use another --out");
+    }
+    ::usleep(5000);
   }
-  const std::string who = holder_line(command) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()))
-    throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
+  try {  // a refused config must not keep the folder locked (a grid goes on in the same process)
+    const std::string who = holder_line(command) + "\n";
+    if (::ftruncate(lock_fd_, 0) != 0 ||
+        ::pwrite(lock_fd_, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()))
+      throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
 
-  const std::string config = dir + "/config.yaml";
-  const std::string now = to_yaml(resolved);
-  const bool answered = has_answers(dir + "/predictions.jsonl");
-  if (fs::exists(config)) {
-    if (read_all(config) == now) return;
-    const auto difference = first_config_difference(parse_yaml_file(config), resolved);
-    if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
-    if (answered)
-      throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
-                               "); rerun with that config to resume, or use another --out or name");
-  } else if (answered) {
-    throw std::runtime_error(dir + ": holds predictions.jsonl but no config.yaml, so which config made them is "
-                             "unknown; use another --out or name");
+    const std::string config = dir + "/config.yaml";
+    const std::string now = to_yaml(resolved);
+    const bool answered = has_answers(dir + "/predictions.jsonl");
+    if (fs::exists(config)) {
+      if (read_all(config) == now) return;
+      const auto difference = first_config_difference(parse_yaml_file(config), resolved);
+      if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
+      if (answered)
+        throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
+                                 "); rerun with that config to resume, or use another --out or name");
+    } else if (answered) {
+      throw std::runtime_error(dir + ": holds predictions.jsonl but no config.yaml, so which config made them is "
+                               "unknown; use another --out or name");
+    }
+    write_file_atomically(config, now);
+  } catch (...) {
+    ::close(lock_fd_);
+    throw;
   }
-  write_file_atomically(config, now);
 }
 
 RunFolder::~RunFolder() {
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock; the line stays, naming the last holder
 }
 
 }  // namespace svqa

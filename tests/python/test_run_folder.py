@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import subprocess
 
 import numpy as np
@@ -72,6 +73,26 @@ def test_a_folder_in_use_is_refused_naming_the_holder(svqa_bin, setup):
     r = run(svqa_bin, setup)  # released: it runs, and the lock file names this run while it holds it
     assert r.returncode == 0, r.stderr
     assert f"(svqa run {setup / 'exp.yaml'})" in (folder / "run.lock").read_text()
+
+
+@pytest.mark.parametrize("line", ["", "dead"])
+def test_a_lock_whose_line_is_not_yet_the_holders_is_not_reported_as_held_by_that_line(svqa_bin, setup, line):
+    """The holder writes its line just after it takes the lock: until then the file is empty or names
+    an earlier holder, now ended. The second svqa must not print that (CI once saw the empty one)."""
+    folder = setup / "out" / "folder"
+    folder.mkdir(parents=True)
+    if line == "dead":
+        ended_pid = subprocess.Popen(["true"]).pid  # a pid that has ended: the earlier holder's
+        os.waitpid(ended_pid, 0)
+        line = f"pid {ended_pid} on {socket.gethostname()} since 2025-01-01 10:00:00 (svqa run old.yaml)\n"
+    with open(folder / "run.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(line)
+        held.flush()
+        r = run(svqa_bin, setup)
+    assert r.returncode == 1
+    assert r.stderr == (f"svqa run: error: {folder}: in use by another svqa (holder unknown); wait for it to finish "
+                        "or use another --out\n")
 
 
 def test_two_runs_on_one_folder_answer_each_question_once(svqa_bin, setup):
