@@ -82,9 +82,9 @@ def test_a_lock_whose_line_is_not_yet_the_holders_is_not_reported_as_held_by_tha
     folder = setup / "out" / "folder"
     folder.mkdir(parents=True)
     if line == "dead":
-        ended_pid = subprocess.Popen(["true"]).pid  # a pid that has ended: the earlier holder's
-        os.waitpid(ended_pid, 0)
-        line = f"pid {ended_pid} on {socket.gethostname()} since 2025-01-01 10:00:00 (svqa run old.yaml)\n"
+        earlier = subprocess.Popen(["true"])  # a process that has ended: the earlier holder
+        earlier.wait()
+        line = f"pid {earlier.pid} on {socket.gethostname()} since 2025-01-01 10:00:00 (svqa run old.yaml)\n"
     with open(folder / "run.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         held.write(line)
