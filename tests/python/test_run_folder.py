@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -76,9 +77,9 @@ def test_a_folder_in_use_is_refused_naming_the_holder(svqa_bin, setup):
 
 
 @pytest.mark.parametrize("line", ["", "dead"])
-def test_a_lock_whose_line_is_not_yet_the_holders_is_not_reported_as_held_by_that_line(svqa_bin, setup, line):
-    """The holder writes its line just after it takes the lock: until then the file is empty or names
-    an earlier holder, now ended. The second svqa must not print that (CI once saw the empty one)."""
+def test_a_lock_file_not_naming_a_live_holder_gives_holder_unknown(svqa_bin, setup, line):
+    """The holder writes its line just after it takes the lock: until then the file is empty or names an
+    earlier holder, now ended. The second svqa must not name that one, and stops looking after two seconds."""
     folder = setup / "out" / "folder"
     folder.mkdir(parents=True)
     if line == "dead":
@@ -93,6 +94,23 @@ def test_a_lock_whose_line_is_not_yet_the_holders_is_not_reported_as_held_by_tha
     assert r.returncode == 1
     assert r.stderr == (f"svqa run: error: {folder}: in use by another svqa (holder unknown); wait for it to finish "
                         "or use another --out\n")
+
+
+def test_a_holder_line_written_after_the_lock_is_waited_for(svqa_bin, setup):
+    """CI once caught the holder between its flock and its line. The line written 0.3 s after the second
+    svqa starts always falls inside its two seconds of looking, whenever it first looks."""
+    folder = setup / "out" / "folder"
+    folder.mkdir(parents=True)
+    with open(folder / "run.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        second = subprocess.Popen([svqa_bin, "run", setup / "exp.yaml", "--out", setup / "out"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        held.write(f"pid {os.getpid()} on {socket.gethostname()} since 2025-01-01 10:00:00 (svqa run exp.yaml)\n")
+        held.flush()
+        _, err = second.communicate()
+    assert second.returncode == 1
+    assert f"in use by another svqa (pid {os.getpid()} on {socket.gethostname()} since" in err
 
 
 def test_two_runs_on_one_folder_answer_each_question_once(svqa_bin, setup):
