@@ -29,25 +29,27 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
-// Who holds the lock, as the lock file says: "pid 123 on host since 2025-01-01 10:00:00 (svqa run x.yaml)".
-std::string holder_line(const std::string& command) {
+std::string this_host() {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// Who holds the lock, as the lock file says: "pid 123 on host since 2025-01-01 10:00:00 (svqa run x.yaml)".
+std::string holder_line(const std::string& command) {
   const std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-  return "pid " + std::to_string(getpid()) + " on " + host + " since " + when + " (" + command + ")";
+  return "pid " + std::to_string(getpid()) + " on " + this_host() + " since " + when + " (" + command + ")";
 }
 
 // A line left by an earlier holder on this host that has since ended (or was killed): the live
 // holder has not written its own yet.
 bool names_a_dead_local_process(const std::string& line) {
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
   int pid = 0;
   char on[256] = "";
   if (std::sscanf(line.c_str(), "pid %d on %255s", &pid, on) != 2 || pid <= 0) return false;
-  return std::strcmp(on, host) == 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+  return this_host() == on && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 bool has_answers(const std::string& predictions) {
