@@ -148,6 +148,10 @@ def summarise(measured, hf):
         row["hf_reprefill_s"] = hf_s
         row["x_hf"] = q["ttft_s"] / hf_s if hf_s else None
         row["floor_x_hf"] = q["floor_s"] / hf_s if hf_s and q.get("floor_s") else None  # the best TTFT/HF can be
+        # TTFT/HF if both sides ran at one FLOP rate: the arithmetic of ReKV's answering against a re-prefill's
+        row["flops_x_hf"] = q["flops"] / q["hf_flops"] if q.get("hf_flops") else None
+        row["hf_gflops_per_s"] = q["hf_flops"] / hf_s / 1e9 if hf_s and q.get("hf_flops") else None
+        row["peak_x_hf"] = q["flops"] / measured["peak_flops_per_s"] / hf_s if hf_s and q.get("flops") else None
         ttft.append(row)
     mem = measured["memory"]
     bank_frames = len(frames)
@@ -205,15 +209,20 @@ def print_table(report):
         print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
               f"{e['x_peak']:>8.2f}{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
     print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
-          f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}")
+          f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}{'peak/HF':>9}{'FLOP/HF':>9}"
+          f"{'HF GFLOP/s':>11}")
     for r in s["ttft"]:
         hf = f"{r['hf_reprefill_s']:.2f} s" if r["hf_reprefill_s"] else "-"
         ratio = f"{r['x_hf']:.4f}" if r["x_hf"] else "-"
         floor = f"{r['floor_s']:.3f}" if r["floor_s"] else "-"
         x_floor = f"{r['x_floor']:.2f}" if r["x_floor"] else "-"
         floor_hf = f"{r['floor_x_hf']:.4f}" if r["floor_x_hf"] else "-"
+        peak_hf = f"{r['peak_x_hf']:.4f}" if r["peak_x_hf"] else "-"
+        flops_hf = f"{r['flops_x_hf']:.4f}" if r["flops_x_hf"] else "-"
+        hf_rate = f"{r['hf_gflops_per_s']:.0f}" if r["hf_gflops_per_s"] else "-"
         print(f"  after {r['after_frames']:>4} frames{'':<5}{r['retrieve_s']:>9.3f}{r['gather_s']:>8.3f}{r['prefill_s']:>9.3f}"
-              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{floor:>9}{x_floor:>8}{hf:>14}{ratio:>9}{floor_hf:>9}")
+              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{floor:>9}{x_floor:>8}{hf:>14}{ratio:>9}{floor_hf:>9}"
+              f"{peak_hf:>9}{flops_hf:>9}{hf_rate:>11}")
     mem = s["memory"]
     print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
           f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "

@@ -224,6 +224,11 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       q["floor_s"] = question_floor.seconds(context + question_tokens) + prompt_floor.seconds(context + prompt_tokens);
       q["flops"] = frame_flops(question_shape, question_tokens, context + question_tokens).total() +
                    frame_flops(shape, prompt_tokens, context + prompt_tokens).total();
+      // Hugging Face's re-prefill of the whole past and the prompt: a causal prefill of L tokens whose
+      // i-th query sees i + 1 keys, (L + 1) / 2 on average. The ratio of the two FLOP counts is what
+      // TTFT / HF would be if both sides ran at the same FLOP rate, whatever the implementation.
+      const int64_t past = n_init + q["after_frames"].get<int64_t>() * tokens_per_frame + prompt_tokens;
+      q["hf_flops"] = frame_flops(shape, past, (past + 1) / 2).total();
     }
   }
   out["frames"] = frames;

@@ -39,7 +39,11 @@ def test_report_has_every_field(quick):
             assert positive(r[key]), key
         assert math.isclose(r["ttft_s"], r["retrieve_s"] + r["gather_s"] + r["prefill_s"], rel_tol=1e-9)
     hf = {r["after_frames"]: r for r in s["ttft"] if r["hf_reprefill_s"] is not None}
-    assert sorted(hf) == [4, 8] and all(positive(r["x_hf"]) and positive(r["floor_x_hf"]) for r in hf.values())
+    assert sorted(hf) == [4, 8] and all(positive(r["x_hf"]) and positive(r["floor_x_hf"]) and positive(r["peak_x_hf"])
+                                        and positive(r["hf_gflops_per_s"]) for r in hf.values())
+    # Answering's arithmetic against a re-prefill's: bounded context (r = 4 blocks) against a past that grows.
+    flop_ratios = [r["flops_x_hf"] for r in s["ttft"]]
+    assert all(positive(x) and x < 1 for x in flop_ratios) and flop_ratios == sorted(flop_ratios, reverse=True)
     for key in ("rss_loaded", "peak_rss", "bank_bytes", "window_bytes", "bank_bytes_per_frame", "x_bank_and_window",
                 "kv_gb_per_hour_at_0.5fps"):
         assert positive(s["memory"][key]), key
