@@ -100,7 +100,7 @@ def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", 
             torch.cuda.synchronize()
 
     shape = measured["shape"]
-    prompt = measured["questions"][0]["prompt_tokens"]
+    reprefill_tokens = {q["after_frames"]: q["reprefill_tokens"] for q in measured["questions"]}
     out = {}
     with torch.inference_mode():
         lm(inputs_embeds=torch.randn(1, 64, shape["hidden"], device=device, dtype=torch_dtype), use_cache=False)  # warm-up
@@ -111,7 +111,7 @@ def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", 
                 if estimate > HF_BUDGET_S:
                     print(f"skipping HF re-prefill after {frames} frames (estimated {estimate:.0f} s)", file=sys.stderr)
                     continue
-            length = shape["n_init"] + frames * shape["tokens_per_frame"] + prompt
+            length = reprefill_tokens[frames]
             x = torch.randn(1, length, shape["hidden"], device=device, dtype=torch_dtype)
             best = float("inf")
             for _ in range(repeats if length < 20000 else 1):

@@ -180,6 +180,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     questions.push_back({{"after_frames", done},
                          {"question_tokens", question_tokens},
                          {"prompt_tokens", prompt_tokens},
+                         // what Hugging Face re-prefills for this question: the sinks, every frame, the prompt
+                         {"reprefill_tokens", n_init + done * tokens_per_frame + prompt_tokens},
                          {"context_tokens", best.context_tokens.empty() ? 0 : best.context_tokens.front()},
                          {"retrieve_s", best.retrieve_seconds - best.gather_seconds},
                          {"gather_s", best.gather_seconds},
@@ -227,7 +229,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       // Hugging Face's re-prefill of the whole past and the prompt: a causal prefill of L tokens whose
       // i-th query sees i + 1 keys, (L + 1) / 2 on average. The ratio of the two FLOP counts is what
       // TTFT / HF would be if both sides ran at the same FLOP rate, whatever the implementation.
-      const int64_t past = n_init + q["after_frames"].get<int64_t>() * tokens_per_frame + prompt_tokens;
+      const int64_t past = q["reprefill_tokens"].get<int64_t>();
       q["hf_flops"] = frame_flops(shape, past, (past + 1) / 2).total();
     }
   }
