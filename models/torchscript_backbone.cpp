@@ -24,17 +24,19 @@ constexpr int64_t kLlavaFramesPerCall = 16;
 TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Device device,
                                          std::optional<at::ScalarType> dtype)
     : manifest_(load_manifest(export_dir)), device_(device), dtype_(dtype.value_or(export_dtype(manifest_.dtype))) {
+  // A trace fixes its casts to the dtype it was traced in (RMSNorm's cast back to the input dtype),
+  // so converting a float32 export's modules to bfloat16 fails inside the first layer; refuse at once.
+  if (dtype_ != export_dtype(manifest_.dtype))
+    throw std::runtime_error(export_dir + "/manifest.json: the export was traced in " + manifest_.dtype +
+                             ", but runtime.dtype is " + dtype_name(dtype_) +
+                             ": export again with --dtype " + dtype_name(dtype_) + " (or set runtime.dtype: " +
+                             manifest_.dtype + ")");
   tokenizer_ = load_tokenizer(manifest_.tokenizer_file);
   text_ = load_torchscript_file(manifest_.text_file, device);
   vision_ = load_torchscript_file(manifest_.vision_file, device);
   layers_.reserve(manifest_.layer_files.size());
   for (const auto& f : manifest_.layer_files) layers_.push_back(load_torchscript_file(f, device));
-  check_export_weights(manifest_, text_, vision_, layers_, *tokenizer_);  // in the export's own dtype
-  if (dtype_ != export_dtype(manifest_.dtype)) {
-    text_.to(dtype_);
-    vision_.to(dtype_);
-    for (auto& l : layers_) l.to(dtype_);
-  }
+  check_export_weights(manifest_, text_, vision_, layers_, *tokenizer_);
 }
 
 torch::jit::Module& TorchScriptBackbone::layer(int64_t i) {

@@ -31,4 +31,10 @@ at::ScalarType export_dtype(const std::string& name) {
   return at::kFloat;
 }
 
+std::string dtype_name(at::ScalarType dtype) {
+  if (dtype == at::kHalf) return "float16";
+  if (dtype == at::kBFloat16) return "bfloat16";
+  return dtype == at::kFloat ? "float32" : c10::toString(dtype);
+}
+
 }  // namespace svqa

@@ -20,5 +20,7 @@ c10::IValue run_torchscript(torch::jit::Module& module, const std::string& path,
 
 // "float32" | "float16" | "bfloat16" (an export manifest's dtype) → the scalar type.
 at::ScalarType export_dtype(const std::string& name);
+// The inverse: the name a manifest or runtime.dtype uses for `dtype`.
+std::string dtype_name(at::ScalarType dtype);
 
 }  // namespace svqa

@@ -1,6 +1,7 @@
 #include "core/config/config_error.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace svqa {
 

@@ -229,3 +229,22 @@ def test_llava_onevision_196_preset_gives_196_tokens_per_384px_frame(tiny_export
     ours = np.load(tmp_path / "visual.npy")
     assert ours.shape == (2 * 196, manifest["text"]["hidden_size"])
     assert np.abs(ours - hf.numpy()).max() <= 1e-4
+
+
+def test_a_runtime_dtype_other_than_the_exports_is_refused_before_loading(tiny_export, svqa_bin, tmp_path):
+    """A trace keeps the casts of the dtype it was traced in (its RMSNorm casts back to float32), so a
+    float32 export run in bfloat16 failed inside layer 0 ('mat1 and mat2 must have the same dtype');
+    it is one line naming the manifest and the way out."""
+    export = tiny_export("llava_onevision")
+    annotations = tmp_path / "streams.json"
+    annotations.write_text(json.dumps({"streams": [{"id": "s", "video": str(tmp_path / "v.npy"), "questions": [
+        {"id": "q", "time": 1.0, "question": "?", "options": ["a", "b"], "answer": "a"}]}]}))
+    np.save(tmp_path / "v.npy", np.zeros((4, 48, 48, 3), dtype=np.uint8))
+    from experiment_files import write_experiment
+    exp = write_experiment(tmp_path / "exp.yaml", "dtype", export, annotations)
+    r = subprocess.run([svqa_bin, "run", exp, "--set", "runtime.dtype=bfloat16", "--out", tmp_path / "out"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert (f"{export}/manifest.json: the export was traced in float32, but runtime.dtype is bfloat16: "
+            "export again with --dtype bfloat16") in r.stderr, r.stderr
+    assert "mat1 and mat2" not in r.stderr
