@@ -16,8 +16,10 @@ std::string shape_of(const at::Tensor& t) {
   return s + "]";
 }
 
-// Frames per LLaVA vision call: bounds activation memory on long videos.
-constexpr int64_t kLlavaFramesPerCall = 16;
+// Frames per LLaVA vision call. The activations a call holds grow with its frames, and on the CPU a
+// frame's 729 patches already fill the matmuls, so frames go one at a time there (memory per frame
+// independent of how many arrive at once); a GPU needs the batch to be busy.
+int64_t llava_frames_per_call(at::Device device) { return device.is_cpu() ? 1 : 16; }
 
 }  // namespace
 
@@ -37,6 +39,12 @@ TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Devi
   layers_.reserve(manifest_.layer_files.size());
   for (const auto& f : manifest_.layer_files) layers_.push_back(load_torchscript_file(f, device));
   check_export_weights(manifest_, text_, vision_, layers_, *tokenizer_);
+}
+
+std::map<std::string, at::Tensor> TorchScriptBackbone::parameters_of(const torch::jit::Module& module) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto& p : module.named_parameters(/*recurse=*/true)) out.emplace(p.name, p.value);
+  return out;
 }
 
 torch::jit::Module& TorchScriptBackbone::layer(int64_t i) {
@@ -84,8 +92,9 @@ at::Tensor TorchScriptBackbone::encode_llava(const at::Tensor& pixels) {
     throw std::invalid_argument("backbone: frame size mismatch: pixels " + shape_of(pixels) + ", this export expects [F, 3, " +
                                 std::to_string(img.height) + ", " + std::to_string(img.width) + "]");
   std::vector<at::Tensor> tokens;
-  for (int64_t f = 0; f < pixels.size(0); f += kLlavaFramesPerCall) {
-    const auto batch = pixels.narrow(0, f, std::min(kLlavaFramesPerCall, pixels.size(0) - f)).to(device_, dtype_);
+  const int64_t per_call = llava_frames_per_call(device_);
+  for (int64_t f = 0; f < pixels.size(0); f += per_call) {
+    const auto batch = pixels.narrow(0, f, std::min(per_call, pixels.size(0) - f)).to(device_, dtype_);
     tokens.push_back(run_torchscript(vision_, manifest_.vision_file, "forward", {batch}).toTensor());
   }
   const auto out = at::cat(tokens, 0);  // [F, P, hidden]

@@ -3,6 +3,7 @@
 
 #include <torch/script.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,13 @@ class TorchScriptBackbone final : public Backbone {
   at::Tensor layer_out(int64_t layer, const at::Tensor& h, const at::Tensor& attn) override;
   at::Tensor logits(const at::Tensor& h) override;
 
+  // Parameters by name of the vision tower and of decoder layer `i` (the speed harness reads their shapes).
+  std::map<std::string, at::Tensor> vision_weights() const { return parameters_of(vision_); }
+  std::map<std::string, at::Tensor> text_weights() const { return parameters_of(text_); }
+  std::map<std::string, at::Tensor> layer_weights(int64_t i) const { return parameters_of(layers_.at(static_cast<size_t>(i))); }
+
  private:
+  static std::map<std::string, at::Tensor> parameters_of(const torch::jit::Module& module);
   at::Tensor encode_llava(const at::Tensor& pixels);
   at::Tensor encode_qwen(const VisualInput& input);
   torch::jit::Module& layer(int64_t i);

@@ -11,6 +11,10 @@ token split into retrieve / gather / prefill, memory. `--json` prints everything
   --long   a 1-hour stream at 0.5 fps (1,800 frames) with the disk tier: RSS over time
   --mukv   also MuKV (its paper configuration) on the same export and stream: encode frames/s and
            memory tokens per 300 frames, MuKV vs ReKV
+  --shape llava-ov-0.5b|qwen2.5-vl-3b
+           a random-weight checkpoint with the real config (every layer, the real 151,936-token
+           vocabulary) exported as a user's would be; with --quick, real widths at 2 text and 2 vision
+           layers and 4 frames (CI). Vision and LLM each against their own matmul floor, vision memory
 """
 
 import argparse
@@ -19,6 +23,7 @@ import json
 import os
 import pathlib
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +50,14 @@ MODES = {
     "long": dict(shape=REAL_SHAPE, frames=1800, n_local=15000, retrieve=64, questions=[64, 1800],
                  hf_frames=[], ttft_repeats=1, rss_every=30, ram_budget_mb=256),
 }
+# Real shapes: fewer frames (a frame is ~1 TFLOP on the CPU), the vision tower's memory on 16 frames.
+SHAPE_MODES = {
+    "full": dict(frames=32, n_local=15000, retrieve=64, questions=[8, 32], hf_frames=[8, 32], ttft_repeats=1,
+                 rss_every=8, vision_memory=16),
+    "quick": dict(frames=4, n_local=15000, retrieve=4, questions=[2, 4], hf_frames=[2], ttft_repeats=1,
+                  rss_every=2, vision_memory=4),
+}
+SHAPES = {"llava-ov-0.5b": "llava_onevision", "qwen2.5-vl-3b": "qwen2_5_vl"}
 HF_BUDGET_S = 300  # Hugging Face re-prefill at the last point only if its estimate fits
 
 
@@ -69,6 +82,24 @@ def make_export(shape, out, dtype=None):
     return out
 
 
+def make_shape_export(name, full_depth, out, dtype=None):
+    """The export of a random-weight checkpoint with `name`'s real config, and that checkpoint (kept
+    beside it for Hugging Face's re-prefill); made once and reused."""
+    checkpoint = out.parent / f"{out.name}-hf"
+    if (out / "manifest.json").exists() and (checkpoint / "config.json").exists():
+        return out, checkpoint
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    print(f"making the {name} checkpoint and export in {out} ...", file=sys.stderr)
+    make = ("import pathlib, sys; from models.export.real_checkpoints import make_checkpoint; "
+            "make_checkpoint(sys.argv[1], pathlib.Path(sys.argv[2]), full_depth=sys.argv[3] == '1')")
+    subprocess.run([sys.executable, "-c", make, SHAPES[name], str(checkpoint), "1" if full_depth else "0"],
+                   cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "models.export", "--model", str(checkpoint), "--out", str(out),
+                    "--dtype", dtype or "float32"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return out, checkpoint
+
+
 def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv", device="cpu", dtype=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as result:
         cmd = [str(binary), "--export", str(export), "--method", method, "--threads", str(threads), "--frames", str(mode["frames"]),
@@ -81,10 +112,14 @@ def run_svqa_bench(binary, export, mode, threads, spill_dir, method="rekv", devi
         if method != "rekv":
             cmd += ["--no-floor"]  # the floor models ReKV's window
         subprocess.run(cmd, cwd=ROOT, check=True)
-        return json.loads(pathlib.Path(result.name).read_text())
+        measured = json.loads(pathlib.Path(result.name).read_text())
+        if mode.get("vision_memory"):  # in a process of its own: the stream's heap would hide it
+            subprocess.run(cmd + ["--vision-memory", str(mode["vision_memory"])], cwd=ROOT, check=True)
+            measured.update(json.loads(pathlib.Path(result.name).read_text()))
+        return measured
 
 
-def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", dtype=None):
+def hf_reprefill(checkpoint, measured, frames_list, threads, repeats, device="cpu", dtype=None):
     """Seconds for Hugging Face to prefill the whole past (sinks, every frame's tokens, the answer
     prompt) from scratch and give the first token: the language model on input embeddings, the
     vision tower left out (its cost is the same either way)."""
@@ -92,7 +127,10 @@ def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", 
     import transformers
 
     torch.set_num_threads(threads)
-    model = transformers.LlavaOnevisionForConditionalGeneration.from_pretrained(export / "hf").eval()
+    architecture = json.loads((checkpoint / "config.json").read_text())["model_type"]
+    cls = (transformers.Qwen2_5_VLForConditionalGeneration if architecture == "qwen2_5_vl"
+           else transformers.LlavaOnevisionForConditionalGeneration)
+    model = cls.from_pretrained(checkpoint).eval()
     torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype or "float32"]
     model = model.to(device=device, dtype=torch_dtype)
     lm, head = model.model.language_model, model.lm_head
@@ -132,7 +170,8 @@ def hf_reprefill(export, measured, frames_list, threads, repeats, device="cpu", 
 
 
 def summarise(measured, hf):
-    frames = measured["frames"]
+    frames = measured["frames"]  # one row per visual unit (2 frames on Qwen2.5-VL)
+    unit = measured["shape"]["frames_per_unit"]
     encode = {}
     for regime, full in (("window_filling", False), ("window_full", True)):
         rows = [f for f in frames if f["window_full"] == full]
@@ -141,9 +180,13 @@ def summarise(measured, hf):
         seconds = sum(f["encode_s"] for f in rows)
         floor = sum(f["floor_s"] for f in rows)
         flops = sum(f["flops"] for f in rows)
-        encode[regime] = {"frames": len(rows), "s_per_frame": seconds / len(rows), "floor_s_per_frame": floor / len(rows),
-                          "x_floor": seconds / floor, "vision_s_per_frame": sum(f["vision_s"] for f in rows) / len(rows),
-                          "gflops_per_frame": flops / len(rows) / 1e9,
+        n = len(rows) * unit
+        vision = sum(f["vision_s"] for f in rows)
+        encode[regime] = {"frames": n, "s_per_frame": seconds / n, "floor_s_per_frame": floor / n,
+                          "x_floor": seconds / floor, "vision_s_per_frame": vision / n,
+                          "vision_floor_s_per_frame": measured["vision_floor_s"] / unit,
+                          "vision_x_floor": vision / len(rows) / measured["vision_floor_s"],
+                          "gflops_per_frame": flops / n / 1e9,
                           "x_peak": seconds / (flops / measured["peak_flops_per_s"])}
     ttft = []
     for q in measured["questions"]:
@@ -161,13 +204,22 @@ def summarise(measured, hf):
         row["peak_x_hf"] = q["flops"] / measured["peak_flops_per_s"] / hf_s if hf_s and q.get("flops") else None
         ttft.append(row)
     mem = measured["memory"]
-    bank_frames = len(frames)
+    bank_frames = len(frames) * unit
     per_frame = mem["bank_bytes"] / bank_frames
     memory = {"rss_loaded": mem["rss_loaded"], "peak_rss": mem["peak_rss"],
               "peak_minus_loaded": mem["peak_rss"] - mem["rss_loaded"], "bank_bytes": mem["bank_bytes"],
               "window_bytes": mem["window_bytes"], "bank_bytes_per_frame": per_frame,
               "x_bank_and_window": (mem["peak_rss"] - mem["rss_loaded"]) / (mem["bank_bytes"] + mem["window_bytes"]),
-              "kv_gb_per_hour_at_0.5fps": per_frame * 1800 / 1e9, "peak_counts_from": mem["peak_counts_from"]}
+              "kv_gb_per_hour_at_0.5fps": per_frame * 1800 / 1e9, "peak_counts_from": mem["peak_counts_from"],
+              "weights_bytes": mem["weights_bytes"],
+              "x_weights_bank_and_window": mem["peak_rss"] / (mem["weights_bytes"] + mem["bank_bytes"] + mem["window_bytes"])}
+    if "vision_memory" in measured:  # N frames in one call against 1 unit plus the added units' features
+        vm = measured["vision_memory"]
+        counts = sorted((k for k in vm if k.isdigit()), key=int)
+        one, many = vm[counts[0]], vm[counts[-1]]
+        extra_features = many["feature_bytes"] - one["feature_bytes"]
+        memory["vision"] = {**vm, "frames": int(counts[-1]),
+                            "x_one_plus_features": many["peak_above_loaded"] / (one["peak_above_loaded"] + extra_features)}
     by_ttft = {r["after_frames"]: r["ttft_s"] for r in ttft}
     return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft}
 
@@ -204,17 +256,18 @@ def print_table(report):
     m, s = report["measured"], report["summary"]
     shape, st = m["shape"], m["settings"]
     print(f"svqa speed ({report['mode']}): LLM {shape['layers']} layers, hidden {shape['hidden']}, "
-          f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_frame']} tokens/frame, {st['dtype']}, "
+          f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_unit']} tokens per {shape['frames_per_unit']} frame(s), {st['dtype']}, "
           f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
           f"load average {report['load_before']} → {report['load_after']}; {report['machine']}; "
           f"OMP_WAIT_POLICY={report['omp_wait_policy']}")
     if "peak_flops_per_s" in m:
         print(f"\nmatmul peak (2048³): {m['peak_flops_per_s'] / 1e9:.0f} GFLOP/s")
-    print(f"\n{'encode (LLM, per frame)':<28}{'s/frame':>9}{'floor s':>9}{'× floor':>9}{'× peak':>8}{'GFLOP':>8}"
-          f"{'vision s':>10}{'frames':>8}")
+    print(f"\n{'encode (per frame)':<28}{'LLM s':>9}{'floor s':>9}{'× floor':>9}{'× peak':>8}{'GFLOP':>8}"
+          f"{'vision s':>10}{'floor s':>9}{'× floor':>9}{'frames':>8}")
     for regime, e in s["encode"].items():
         print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
-              f"{e['x_peak']:>8.2f}{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}{e['frames']:>8}")
+              f"{e['x_peak']:>8.2f}{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}"
+              f"{e['vision_floor_s_per_frame']:>9.3f}{e['vision_x_floor']:>9.2f}{e['frames']:>8}")
     print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
           f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}{'peak/HF':>9}{'FLOP/HF':>9}"
           f"{'HF GFLOP/s':>11}")
@@ -234,7 +287,15 @@ def print_table(report):
     print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
           f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "
           f"bank {mib(mem['bank_bytes'])} ({mem['bank_bytes_per_frame'] / 2**20:.2f} MiB/frame), "
-          f"window {mib(mem['window_bytes'])}; KV {mem['kv_gb_per_hour_at_0.5fps']:.2f} GB/hour at 0.5 fps")
+          f"window {mib(mem['window_bytes'])}; KV {mem['kv_gb_per_hour_at_0.5fps']:.2f} GB/hour at 0.5 fps; "
+          f"peak = {mem['x_weights_bank_and_window']:.2f}× (weights {mib(mem['weights_bytes'])} + bank + window)")
+    if "vision" in mem:
+        v = mem["vision"]
+        counts = sorted((k for k in v if k.isdigit()), key=int)
+        one, many = v[counts[0]], v[counts[-1]]
+        print(f"vision call: {mib(one['peak_above_loaded'])} above the loaded process for one unit, "
+              f"{mib(many['peak_above_loaded'])} for {v['frames']} frames (features {mib(many['feature_bytes'])}): "
+              f"{v['x_one_plus_features']:.2f}× one unit + the added frames' features")
     if "mukv" in report:
         c = report["mukv"]
         after = report["measured"]["questions"][-1]["after_frames"]
@@ -270,6 +331,7 @@ def main(argv=None):
     group.add_argument("--quick", action="store_true", help="smoke run (CI): small model, 12 frames")
     group.add_argument("--long", action="store_true", help="1-hour stream at 0.5 fps with the disk tier")
     parser.add_argument("--mukv", action="store_true", help="also run MuKV on the same export and stream, and compare")
+    parser.add_argument("--shape", choices=sorted(SHAPES), help="a real model's shape (random weights) instead of hidden 512")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     parser.add_argument("--save", type=pathlib.Path, help="also write the JSON report to this file")
     parser.add_argument("--threads", type=int, default=2)
@@ -281,9 +343,11 @@ def main(argv=None):
     parser.add_argument("--work", type=pathlib.Path, help="where exports and spill files go (default BUILD/bench)")
     args = parser.parse_args(argv)
 
+    if args.shape and args.long:
+        parser.error("--shape runs the full or --quick mode, not --long")
     quiet_openmp_waits()
     name = "quick" if args.quick else "long" if args.long else "full"
-    mode = dict(MODES[name])
+    mode = dict(SHAPE_MODES[name] if args.shape else MODES[name])
     if args.frames:
         mode["frames"] = args.frames
         mode["questions"] = [q for q in mode["questions"] if q <= args.frames] or [args.frames]
@@ -291,15 +355,21 @@ def main(argv=None):
     if not binary.exists():
         sys.exit(f"{binary} not found: build first (cmake --build build)")
     work = args.work or args.build / "bench"
-    tag = hashlib.sha1(json.dumps(mode["shape"], sort_keys=True).encode()).hexdigest()[:8]
-    export = make_export(mode["shape"], work / f"export-{tag}-{args.dtype or 'float32'}", args.dtype)
+    if args.shape:
+        depth = "2-layers" if args.quick else "full"
+        export, checkpoint = make_shape_export(args.shape, not args.quick,
+                                               work / f"export-{args.shape}-{depth}-{args.dtype or 'float32'}", args.dtype)
+    else:
+        tag = hashlib.sha1(json.dumps(mode["shape"], sort_keys=True).encode()).hexdigest()[:8]
+        export = make_export(mode["shape"], work / f"export-{tag}-{args.dtype or 'float32'}", args.dtype)
+        checkpoint = export / "hf"
 
     load_before = load_average()
     with tempfile.TemporaryDirectory(dir=work) as spill:
         measured = run_svqa_bench(binary, export, mode, args.threads, spill, device=args.device, dtype=args.dtype)
     hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]
-    hf = hf_reprefill(export, measured, hf_frames, args.threads, 2, args.device, args.dtype) if hf_frames else {}
-    report = {"mode": name, "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
+    hf = hf_reprefill(checkpoint, measured, hf_frames, args.threads, 2, args.device, args.dtype) if hf_frames else {}
+    report = {"mode": f"{name}, {args.shape}" if args.shape else name, "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
               "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
               "load_before": load_before, "load_after": load_average(), "measured": measured,
               "hf_reprefill_s": hf, "summary": summarise(measured, hf)}

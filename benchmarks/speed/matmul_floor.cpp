@@ -19,16 +19,20 @@ FrameFlops frame_flops(const DecoderShape& s, int64_t tokens, int64_t keys) {
 MatmulFloor::MatmulFloor(DecoderShape shape, int64_t tokens, at::ScalarType dtype, at::Device device, int repeats)
     : shape_(shape), tokens_(tokens), options_(at::TensorOptions().dtype(dtype).device(device)), repeats_(repeats) {}
 
-double MatmulFloor::best_of(const at::Tensor& a, const at::Tensor& b, bool linear) {
+double fastest_seconds(const std::function<at::Tensor()>& op, int repeats) {
   double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i <= repeats_; ++i) {
+  for (int i = 0; i <= repeats; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const at::Tensor out = linear ? at::linear(a, b) : at::bmm(a, b);
+    const at::Tensor out = op();
     if (out.is_cuda()) (void)out.flatten()[0].item<float>();  // wait for the device
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (i > 0) best = std::min(best, s);  // the first call warms up
   }
   return best;
+}
+
+double MatmulFloor::best_of(const at::Tensor& a, const at::Tensor& b, bool linear) {
+  return fastest_seconds([&] { return linear ? at::linear(a, b) : at::bmm(a, b); }, repeats_);
 }
 
 double MatmulFloor::linear_seconds() {

@@ -7,9 +7,13 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 
 namespace svqa {
+
+// The fastest of `repeats` calls of `op` after one warm-up call, waiting for the device each time.
+double fastest_seconds(const std::function<at::Tensor()>& op, int repeats);
 
 struct DecoderShape {
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;

@@ -8,10 +8,12 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "benchmarks/speed/matmul_floor.h"
 #include "benchmarks/speed/process_memory.h"
+#include "benchmarks/speed/vision_floor.h"
 #include "core/config/runtime.h"
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
@@ -36,25 +38,71 @@ constexpr const char* kAnswerPrompt =
     "Options:\n(A) red\n(B) blue\n(C) green\n(D) yellow\nOnly give the best option.<|im_end|><|im_start|>assistant\n"
     "Best option: (";
 
-// Frame `index` of the synthetic stream: a pattern that changes every frame, at the export's frame
-// size (no resize), made when the stream reaches it.
-Frames synthetic_frame(int64_t index, const ImageSpec& image, double fps) {
+// Frames [first, first + count) of the synthetic stream: a pattern that changes every frame, at the
+// export's frame size (no resize; 384 px where it resizes), made when the stream reaches them.
+Frames synthetic_frames(int64_t first, int64_t count, const ImageSpec& image, double fps) {
   const int64_t h = image.height > 0 ? image.height : 384, w = image.width > 0 ? image.width : 384;
-  const auto ramp = at::arange(h * w * 3, at::kLong);
+  const auto ramp = at::arange(h * w * 3, at::kLong).view({1, h * w * 3});
+  const auto index = at::arange(first, first + count, at::kLong).view({count, 1});
   Frames f;
-  f.rgb = ((ramp * 7 + index * 13 + ramp / (w * 3) * 5) % 251).to(at::kByte).view({1, h, w, 3});
-  f.timestamps = {static_cast<double>(index) / fps};
+  f.rgb = ((ramp * 7 + index * 13 + ramp / (w * 3) * 5) % 251).to(at::kByte).view({count, h, w, 3});
+  for (int64_t i = first; i < first + count; ++i) f.timestamps.push_back(static_cast<double>(i) / fps);
   f.fps = fps;
-  f.first = index;
+  f.first = first;
   return f;
 }
 
-int64_t intermediate_size(const std::string& export_dir) {
-  const std::string path = export_dir + "/hf/config.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": not found (the floor needs the MLP width: text_config.intermediate_size)");
-  const auto j = nlohmann::json::parse(in);
-  return j.at("text_config").at("intermediate_size").get<int64_t>();
+// The MLP width, from decoder layer 0's gate projection (the manifest does not carry it).
+int64_t intermediate_size(const TorchScriptBackbone& backbone) {
+  for (const auto& [name, w] : backbone.layer_weights(0))
+    if (name.size() >= 16 && name.compare(name.size() - 16, 16, "gate_proj.weight") == 0) return w.size(0);
+  throw std::runtime_error(backbone.manifest().layer_files.front() + ": no *gate_proj.weight (the floor needs the MLP width)");
+}
+
+// Patches the vision tower sees per unit: SigLIP's position table rows (LLaVA-OV), or the unit's
+// tokens times the merge (Qwen2.5-VL).
+int64_t vision_patches(const TorchScriptBackbone& backbone, int64_t tokens_per_unit) {
+  const auto& m = backbone.manifest();
+  if (m.architecture != Architecture::LlavaOnevision)
+    return tokens_per_unit * m.vision.spatial_merge_size * m.vision.spatial_merge_size;
+  for (const auto& [name, w] : backbone.vision_weights())
+    if (name.find("position_embedding") != std::string::npos) return w.size(0);
+  throw std::runtime_error(m.vision_file + ": no position_embedding (the floor needs the patch count)");
+}
+
+// Bytes of the weights of the vision tower, the text module and every layer; a tensor shared between
+// names (tied embeddings and LM head) counted once.
+int64_t weights_bytes(const TorchScriptBackbone& backbone) {
+  std::vector<std::map<std::string, at::Tensor>> parts{backbone.vision_weights(), backbone.text_weights()};
+  for (int64_t i = 0; i < backbone.num_layers(); ++i) parts.push_back(backbone.layer_weights(i));
+  std::set<const void*> seen;
+  int64_t n = 0;
+  for (const auto& part : parts)
+    for (const auto& [name, w] : part)
+      if (seen.insert(w.storage().data()).second) n += static_cast<int64_t>(w.storage().nbytes());
+  return n;
+}
+
+// Resident memory the vision tower adds above the loaded process, for one unit and then for
+// `vision_memory_frames` frames in one call, beside the output features those frames make: a tower
+// that keeps no activations grows by the features only. Run first, in a fresh process, so that the
+// allocator holds no freed memory of earlier calls to hide either figure.
+nlohmann::json vision_memory(TorchScriptBackbone& backbone, const StreamBenchOptions& o, int64_t unit, int64_t n_init) {
+  nlohmann::json out;
+  const int64_t loaded = process_memory().rss_bytes;
+  const bool reset = reset_peak_memory();
+  const int64_t many = std::max(unit, o.vision_memory_frames - o.vision_memory_frames % unit);
+  for (const int64_t count : {unit, many}) {
+    const Frames frames = synthetic_frames(0, count, backbone.manifest().image, o.fps);
+    VisualUnitMaker units(backbone, frames);
+    const auto made = units.make(0, count, n_init, n_init);
+    int64_t feature_bytes = 0;
+    for (const auto& u : made) feature_bytes += u.tokens.numel() * static_cast<int64_t>(u.tokens.element_size());
+    out[std::to_string(count)] = {{"peak_above_loaded", process_memory().peak_bytes - loaded},
+                                  {"feature_bytes", feature_bytes}};
+  }
+  out["peak_counts_from"] = reset ? "loaded" : "process start";
+  return out;
 }
 
 // The keys frame queries see under ReKV's window, as RekvSlidingWindow keeps it: the sinks stay in
@@ -121,14 +169,23 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   const int64_t prompt_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kAnswerPrompt).size());
   const AnswerOptions answer_options{std::nullopt, 1};  // the encoder's positions; TTFT: the prefill's argmax
   const bool mukv = is_mukv(o);
+  const int64_t unit = VisualUnitMaker::frames_per_unit_of(backbone);  // 2 on Qwen2.5-VL: its temporal patch
+  for (const int64_t q : o.questions)
+    if (q % unit)
+      throw std::invalid_argument("--questions " + std::to_string(q) + ": not a multiple of the export's " +
+                                  std::to_string(unit) + " frames per visual unit");
+  // Read before the stream, so that a missing input fails before the stream runs.
+  const int64_t mlp_width = o.floor && !mukv ? intermediate_size(backbone) : 0;
+
+  if (o.vision_memory_frames > 0) return {{"vision_memory", vision_memory(backbone, o, unit, n_init)}};
 
   // Warm-up: TorchScript profiles and optimises its graphs on the first calls.
   {
     Stream warm(backbone, o, sink_ids);
-    for (int64_t f = 0; f < 2; ++f) {
-      const Frames frame = synthetic_frame(f, m.image, o.fps);
+    for (int64_t f = 0; f < 2 * unit; f += unit) {
+      const Frames frame = synthetic_frames(f, unit, m.image, o.fps);
       VisualUnitMaker units(backbone, frame);
-      warm.encoder.encode(backbone, units.make(f, 1, n_init, warm.encoder.next_position()), warm.bank);
+      warm.encoder.encode(backbone, units.make(f, unit, n_init, warm.encoder.next_position()), warm.bank);
     }
     (void)answer_question(backbone, warm.encoder, warm.bank, warm.retrieval, {"q", kQuestion, 1e9}, kAnswerPrompt,
                           answer_options);
@@ -141,25 +198,25 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   Stream s(backbone, o, sink_ids);
   WindowModel window(o.n_local, n_init);
   nlohmann::json frames = nlohmann::json::array(), questions = nlohmann::json::array(), samples = nlohmann::json::array();
-  int64_t tokens_per_frame = 0;
+  int64_t tokens_per_unit = 0;
   const auto t_stream = Clock::now();
-  for (int64_t f = 0; f < o.frames; ++f) {
+  for (int64_t f = 0; f + unit <= o.frames; f += unit) {
     auto t0 = Clock::now();
-    const Frames frame = synthetic_frame(f, m.image, o.fps);
+    const Frames frame = synthetic_frames(f, unit, m.image, o.fps);
     VisualUnitMaker units(backbone, frame);
-    const auto batch = units.make(f, 1, n_init, s.encoder.next_position());
+    const auto batch = units.make(f, unit, n_init, s.encoder.next_position());
     const double vision_s = seconds_since(t0);
-    tokens_per_frame = batch.front().tokens.size(0);
+    tokens_per_unit = batch.front().tokens.size(0);
     t0 = Clock::now();
     s.encoder.encode(backbone, batch, s.bank);
     const double encode_s = seconds_since(t0);
     if (mukv) {  // no window: blocks are prefilled over the sinks only
       frames.push_back({{"vision_s", vision_s}, {"encode_s", encode_s}});
     } else {
-      const int64_t keys = window.step(tokens_per_frame);
+      const int64_t keys = window.step(tokens_per_unit);
       frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
     }
-    const int64_t done = f + 1;
+    const int64_t done = f + unit;
     if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames) {
       const ProcessMemory now = process_memory();
       const int64_t rss = now.rss_bytes;
@@ -173,7 +230,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     if (std::find(o.questions.begin(), o.questions.end(), done) == o.questions.end()) continue;
     Answer best;
     for (int r = 0; r < std::max(1, o.ttft_repeats); ++r) {
-      Answer a = answer_question(backbone, s.encoder, s.bank, s.retrieval, {"q", kQuestion, frame.timestamps[0]},
+      Answer a = answer_question(backbone, s.encoder, s.bank, s.retrieval, {"q", kQuestion, frame.timestamps.back()},
                                  kAnswerPrompt, answer_options);
       if (r == 0 || a.retrieve_seconds + a.prefill_seconds < best.retrieve_seconds + best.prefill_seconds) best = a;
     }
@@ -181,7 +238,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
                          {"question_tokens", question_tokens},
                          {"prompt_tokens", prompt_tokens},
                          // what Hugging Face re-prefills for this question: the sinks, every frame, the prompt
-                         {"reprefill_tokens", n_init + done * tokens_per_frame + prompt_tokens},
+                         {"reprefill_tokens", n_init + done / unit * tokens_per_unit + prompt_tokens},
                          {"context_tokens", best.context_tokens.empty() ? 0 : best.context_tokens.front()},
                          {"retrieve_s", best.retrieve_seconds - best.gather_seconds},
                          {"gather_s", best.gather_seconds},
@@ -193,6 +250,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   const int64_t kv_token_bytes = 2 * m.text.num_layers * m.text.num_kv_heads * m.text.head_dim *
                                  static_cast<int64_t>(c10::elementSize(backbone.dtype()));
   out["memory"] = {{"rss_loaded", loaded.rss_bytes},
+                   {"weights_bytes", weights_bytes(backbone)},
                    {"peak_rss", after.peak_bytes},
                    {"peak_counts_from", peak_reset ? "loaded" : "process start"},
                    {"bank_bytes", acc.ram_bytes + acc.disk_bytes},
@@ -206,13 +264,13 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
 
   if (o.floor && !mukv) {  // the floor models ReKV's window
     const DecoderShape shape{m.text.num_layers, m.text.hidden_size, m.text.num_heads, m.text.num_kv_heads,
-                             m.text.head_dim, intermediate_size(o.export_dir)};
-    MatmulFloor floor(shape, tokens_per_frame, backbone.dtype(), backbone.device());
+                             m.text.head_dim, mlp_width};
+    MatmulFloor floor(shape, tokens_per_unit, backbone.dtype(), backbone.device());
     out["peak_flops_per_s"] = floor.peak_flops_per_second();
     for (auto& f : frames) {
       const int64_t keys = f["keys"].get<int64_t>();
       f["floor_s"] = floor.seconds(keys);
-      f["flops"] = frame_flops(shape, tokens_per_frame, keys).total();
+      f["flops"] = frame_flops(shape, tokens_per_unit, keys).total();
     }
     // TTFT's floor: the question's retrieval pass (every layer but the last, which only selects)
     // and the prompt's prefill, each attending to its context and itself (the retrieval scores, the
@@ -233,11 +291,17 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       q["hf_flops"] = frame_flops(shape, past, (past + 1) / 2).total();
     }
   }
+  if (o.floor) {  // the vision tower's projections for one unit
+    const auto shapes = vision_linears(backbone.vision_weights(), vision_patches(backbone, tokens_per_unit),
+                                       m.vision.spatial_merge_size);
+    out["vision_floor_s"] = linear_floor_seconds(shapes, backbone.dtype(), backbone.device());
+    out["vision_flops"] = linear_flops(shapes);
+  }
   out["frames"] = frames;
   out["questions"] = questions;
   out["shape"] = {{"layers", m.text.num_layers}, {"hidden", m.text.hidden_size}, {"heads", m.text.num_heads},
                   {"kv_heads", m.text.num_kv_heads}, {"head_dim", m.text.head_dim},
-                  {"tokens_per_frame", tokens_per_frame}, {"n_init", n_init}};
+                  {"tokens_per_unit", tokens_per_unit}, {"frames_per_unit", unit}, {"n_init", n_init}};
   out["settings"] = {{"export", o.export_dir}, {"method", o.method}, {"device", o.device}, {"dtype", c10::toString(backbone.dtype())},
                      {"threads", at::get_num_threads()}, {"frames", o.frames}, {"fps", o.fps},
                      {"n_local", o.n_local}, {"retrieve_size", o.retrieve_size},

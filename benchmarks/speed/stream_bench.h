@@ -27,7 +27,8 @@ struct StreamBenchOptions {
   int64_t ram_budget_mb = -1;             // bank RAM before spilling to disk; < 0: never
   std::string spill_dir;
   int64_t rss_every = 16;                 // sample resident memory every this many frames
-  bool floor = true;                      // measure the matmul floor (after the stream)
+  bool floor = true;                      // measure the matmul floors of the LLM and the vision tower (after the stream)
+  int64_t vision_memory_frames = 0;       // > 0: only the resident memory of a vision call on 1 unit and on this many frames
 };
 
 // The measurements as JSON (see bench.py for the fields it reads).

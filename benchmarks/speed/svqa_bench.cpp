@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
       ("ram-budget-mb", "bank RAM before spilling to disk (< 0: never)", cxxopts::value(o.ram_budget_mb)->default_value("-1"))
       ("spill-dir", "directory of the disk tier", cxxopts::value(o.spill_dir))
       ("rss-every", "sample resident memory every N frames", cxxopts::value(o.rss_every)->default_value("16"))
-      ("no-floor", "skip the matmul floor")
+      ("no-floor", "skip the matmul floors")
+      ("vision-memory", "instead of the stream: the resident memory of a vision call on 1 unit, then on N frames",
+       cxxopts::value(o.vision_memory_frames)->default_value("0"))
       ("json", "write the JSON here instead of stdout", cxxopts::value(json_path))
       ("h,help", "this help");
   try {

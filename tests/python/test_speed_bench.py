@@ -3,6 +3,7 @@ report has every field the table shows. No speed is checked here: timings live i
 
 import json
 import math
+import pathlib
 import subprocess
 import sys
 
@@ -48,7 +49,7 @@ def test_report_has_every_field(quick):
                 "kv_gb_per_hour_at_0.5fps"):
         assert positive(s["memory"][key]), key
     assert len(report["measured"]["memory"]["samples"]) == 3  # every 4 of 12 frames
-    assert report["measured"]["shape"]["tokens_per_frame"] == 196
+    assert report["measured"]["shape"]["tokens_per_unit"] == 196
 
 
 def test_table_shows_every_row(quick):
@@ -71,3 +72,27 @@ def test_mukv_beside_rekv_on_the_same_stream(quick):
         for key in ("encode_frames_per_s", "llm_frames_per_s", "ttft_s"):
             assert positive(c[method][key]), (method, key)
     assert "memory tokens per 300 frames" in table and "MuKV/ReKV" in table
+
+
+@pytest.mark.parametrize("shape,unit", [("llava-ov-0.5b", 1), ("qwen2.5-vl-3b", 2)])
+def test_real_shape_quick_run_reports_vision_and_llm_against_their_floors(root, svqa_bin, tmp_path, shape, unit):
+    """`--shape X --quick`: real widths and the real vocabulary at 2 text and 2 vision layers, a few
+    frames; Qwen2.5-VL runs in its 2-frame units; the floor comes from the export (no hf/ in it)."""
+    saved = tmp_path / "report.json"
+    cmd = [sys.executable, root / "benchmarks" / "speed" / "bench.py", "--shape", shape, "--quick", "--build",
+           svqa_bin.parent.parent, "--work", tmp_path, "--save", saved]
+    table = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    assert table.returncode == 0, table.stderr
+    report = json.loads(saved.read_text())
+    measured, s = report["measured"], report["summary"]
+    assert not (pathlib.Path(measured["settings"]["export"]) / "hf").exists()
+    assert measured["shape"]["frames_per_unit"] == unit and measured["shape"]["tokens_per_unit"] == 196
+    assert len(measured["frames"]) == 4 // unit
+    for e in s["encode"].values():
+        for key in ("s_per_frame", "x_floor", "vision_s_per_frame", "vision_floor_s_per_frame", "vision_x_floor"):
+            assert positive(e[key]), key
+    assert [r["after_frames"] for r in s["ttft"]] == [2, 4]
+    assert positive(s["ttft"][0]["hf_reprefill_s"])
+    assert positive(s["memory"]["weights_bytes"]) and positive(s["memory"]["x_weights_bank_and_window"])
+    assert positive(s["memory"]["vision"]["x_one_plus_features"])
+    assert "vision call:" in table.stdout and "× floor" in table.stdout
