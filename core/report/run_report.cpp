@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarks/prediction_records.h"
+#include "core/run/prediction_record.h"
 #include "core/engine/benchmark.h"
 #include "core/config/experiment.h"
 #include "core/io/format.h"
@@ -121,7 +121,7 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     auto loaded = registries.benchmark.create(benchmark->type, benchmark->options);
     const std::vector<Stream> streams = loaded->streams();
     const auto records = read_prediction_records(dir + "/predictions.jsonl");
-    r.scores = score_predictions(r.benchmark, loaded->answer_rule(), streams, records);
+    r.scores = score_predictions(r.benchmark, loaded->answer_rule(), streams, scored_predictions(records));
 
     double memory = 0, inference = 0, ttft = 0, encode_s = 0, encode_frames = 0;
     int64_t answered = 0;
