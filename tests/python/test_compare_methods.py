@@ -19,9 +19,8 @@ def point_to_tiny(node, pe_core):
     if isinstance(node, dict):
         if node.get("type") == "rrf_mixture":
             node["options"].update(model=str(pe_core), device="")
-        for key in ("retrieve_size", "frames"):
-            if key in node:
-                node[key] = 4
+        if "retrieve_size" in node:
+            node["retrieve_size"] = 4
         if "local_size" in node:
             node["local_size"] = 2
         if isinstance(node.get("blocks"), dict):  # MuKV's k per granularity

@@ -1,4 +1,4 @@
-"""End to end: a grid of 2 retrieval strategies × 2 window sizes on a synthetic StreamingBench set
+"""End to end: a product grid of 2 retrieval strategies × 2 budgets (one option name, `retrieve_size`) on a synthetic StreamingBench set
 (the official questions_real.json format), killed with SIGKILL mid-way, resumed, then compared by
 `svqa report`: every question of every run counted once, errors counted, plots written."""
 
@@ -58,8 +58,8 @@ output: {{dir: {root / 'results'}}}
 grid:
   mode: product
   axes:
-    retrieval: [{{type: internal, options: {{retrieve_size: 4}}}}, {{type: recent, options: {{frames: 4}}}}]
-    encoding.options.n_local: [40, 80]
+    retrieval: [{{type: internal}}, {{type: recent}}]
+    retrieval.options.retrieve_size: [2, 4]
 """)
     return root
 
@@ -83,8 +83,8 @@ def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 4
-    assert "ablation__retrieval=internal__n_local=40-" in lines[0]
-    assert "ablation__retrieval=recent__n_local=80-" in lines[3]
+    assert "ablation__retrieval=internal__retrieve_size=2-" in lines[0]
+    assert "ablation__retrieval=recent__retrieve_size=4-" in lines[3]
     mine = []
     for shard in ("0/3", "1/3", "2/3"):
         r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml", "--list", "--shard", shard], capture_output=True, text=True)
@@ -132,7 +132,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
 
     stdout, rows = report(svqa_bin, results, grid / "report")
     overall = {r["run"]: r for r in rows if r["category"] == "overall"}
-    assert sorted(overall) == sorted(f"ablation__retrieval={s}__n_local={n}" for s in ("internal", "recent") for n in (40, 80))
+    assert sorted(overall) == sorted(f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4))
     for name, row in overall.items():
         run_dir = next(d for d in runs if d.name.startswith(name + "-"))
         records = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
