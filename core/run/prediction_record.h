@@ -33,6 +33,10 @@ struct RecordTiming {
   int64_t encode_frames = 0;
   double retrieve_s = 0, prefill_s = 0, decode_s = 0;
   double ttft_s = 0;  // retrieve + prefill: the first token is the argmax of the prompt prefill's logits
+  // The machine when the question was answered: its 1-minute load average and CPUs (0: unknown).
+  // A load above the CPUs means other processes competed for them: `svqa report` flags such timings.
+  double load_1m = 0;
+  int64_t cpus = 0;
 
   template <class Self, class Visit>
   static void fields(Self& t, Visit&& v) {
@@ -42,6 +46,8 @@ struct RecordTiming {
     v("prefill_s", t.prefill_s, Written::always);
     v("decode_s", t.decode_s, Written::always);
     v("ttft_s", t.ttft_s, Written::always);
+    v("load_1m", t.load_1m, Written::always);
+    v("cpus", t.cpus, Written::always);
   }
 };
 
