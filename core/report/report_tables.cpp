@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/io/format.h"
+#include "core/report/csv_text.h"
 
 namespace svqa {
 namespace {
@@ -19,13 +20,6 @@ std::string spread_text(const std::optional<Spread>& s, int digits, const std::s
   if (!s) return "";
   if (s->n == 1) return number(s->median, digits);
   return number(s->median, digits) + " (" + number(s->min, digits) + dash + number(s->max, digits) + ")";
-}
-
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
-  std::string out = "\"";
-  for (const char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string md_cell(std::string v) {
