@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <stdexcept>
 
 #include "core/config/config_loader.h"
@@ -43,15 +42,17 @@ std::string suffix(const std::string& key, size_t segments) {
 }
 
 // A section's leaves as (dotted key, text): "options.retrieve_size" → "8"; a list is one leaf ("1+2").
-void flatten(const ConfigNode& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+using Leaves = std::vector<std::pair<std::string, std::string>>;  // in document order
+
+void flatten(const ConfigNode& node, const std::string& prefix, Leaves& out) {
   if (node.is_map()) {
     for (const auto& e : node.entries) flatten(e.value, prefix.empty() ? e.key : prefix + "." + e.key, out);
   } else if (node.is_sequence()) {
     std::string text;
     for (const auto& item : node.items) text += (text.empty() ? "" : "+") + (item.is_scalar() ? item.scalar : "…");
-    out[prefix] = text;
+    out.push_back({prefix, text});
   } else {
-    out[prefix] = node.scalar;
+    out.push_back({prefix, node.scalar});
   }
 }
 
@@ -63,24 +64,28 @@ void show_differing_options(std::vector<AxisValue>& values) {
     if (!values[i].labelled && values[i].value.is_map()) by_shown[values[i].shown].push_back(i);
   for (const auto& [shown, group] : by_shown) {
     if (group.size() < 2) continue;
-    std::vector<std::map<std::string, std::string>> leaves(group.size());
-    std::set<std::string> keys;
+    std::vector<Leaves> leaves(group.size());
+    std::vector<std::string> keys;  // every leaf's key, first seen first
     for (size_t g = 0; g < group.size(); ++g) {
       flatten(values[group[g]].value, "", leaves[g]);
-      for (const auto& [k, _] : leaves[g]) keys.insert(k);
+      for (const auto& [k, _] : leaves[g])
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
+    const auto value_of = [&](size_t g, const std::string& key) -> const std::string* {
+      const auto it = std::find_if(leaves[g].begin(), leaves[g].end(), [&](const auto& l) { return l.first == key; });
+      return it == leaves[g].end() ? nullptr : &it->second;
+    };
     for (const auto& key : keys) {
       if (key == "type") continue;
-      const bool differs = std::any_of(leaves.begin(), leaves.end(), [&](const auto& l) {
-        const auto a = l.find(key), b = leaves[0].find(key);
-        return (a == l.end()) != (b == leaves[0].end()) || (a != l.end() && a->second != b->second);
-      });
+      bool differs = false;
+      for (size_t g = 1; g < group.size(); ++g) {
+        const std::string *a = value_of(g, key), *b = value_of(0, key);
+        differs = differs || (a == nullptr) != (b == nullptr) || (a && *a != *b);
+      }
       if (!differs) continue;
       const std::string name = key.rfind("options.", 0) == 0 ? key.substr(8) : key;
-      for (size_t g = 0; g < group.size(); ++g) {
-        const auto it = leaves[g].find(key);
-        if (it != leaves[g].end()) values[group[g]].shown += "-" + safe_path_component(name + "=" + it->second);
-      }
+      for (size_t g = 0; g < group.size(); ++g)
+        if (const std::string* v = value_of(g, key)) values[group[g]].shown += "-" + safe_path_component(name + "=" + *v);
     }
   }
 }
