@@ -70,3 +70,15 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
     assert "type: recent" in retrieval and "retrieve_size: 32" in retrieval and "similarity" not in retrieval
     encoding = r.stdout.split("encoding:")[1].split("\nretrieval:")[0]
     assert "n_local: 240" in encoding and "type: rekv_sliding_window" in encoding
+
+
+def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root):
+    # ablation.yaml: internal / uniform / recent × retrieve_size 4, 8 — one option name for every
+    # retrieval strategy's budget, so a product grid of them is valid; its runs are named by their values.
+    r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml")
+    assert r.returncode == 0 and "grid of 6 runs" in r.stdout, r.stderr
+    r = svqa(svqa_bin, root, "grid", "experiments/ablation.yaml", "--list")
+    names = [line.split()[2] for line in r.stdout.splitlines()]
+    assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "uniform", "recent") for n in (4, 8)]
+    r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml")
+    assert r.returncode == 0 and "grid of 7 runs" in r.stdout, r.stderr
