@@ -111,10 +111,10 @@ using QuestionKey = std::pair<std::string, std::string>;  // stream id, question
 
 // Which prediction answers each question: by (stream, id), or by id alone where the id is in one
 // stream only; the last of several counts. Every question has an entry (null: no prediction).
-std::map<QuestionKey, const PredictionRecord*> match_predictions(const std::vector<Stream>& streams,
-                                                                 const std::vector<PredictionRecord>& predictions,
+std::map<QuestionKey, const Prediction*> match_predictions(const std::vector<Stream>& streams,
+                                                                 const std::vector<Prediction>& predictions,
                                                                  int64_t& unmatched, int64_t& duplicates) {
-  std::map<QuestionKey, const PredictionRecord*> by_key;
+  std::map<QuestionKey, const Prediction*> by_key;
   std::map<std::string, std::vector<std::string>> streams_of_id;
   for (const auto& s : streams)
     for (const auto& q : s.questions) {
@@ -160,7 +160,7 @@ std::optional<double> JudgeTally::mean_score() const {
 }
 
 ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, const std::vector<Stream>& streams,
-                              const std::vector<PredictionRecord>& predictions) {
+                              const std::vector<Prediction>& predictions) {
   ScoreReport report;
   report.benchmark = benchmark;
   report.rule = rule;
@@ -170,7 +170,7 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
   std::map<std::string, Tally> by_category;
   for (const auto& s : streams)
     for (const auto& q : s.questions) {
-      const PredictionRecord* p = by_key[{s.id, q.id}];
+      const Prediction* p = by_key[{s.id, q.id}];
       QuestionScore qs{s.id, q.id, q.category, "", "", std::nullopt, std::nullopt};
       if (!p) qs.outcome = "missing";
       else if (!p->error.empty()) qs.outcome = "errored";
@@ -225,7 +225,7 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
 }
 
 void judge_open_ended(ScoreReport& report, const std::vector<Stream>& streams,
-                      const std::vector<PredictionRecord>& predictions, LlmJudge& judge, std::ostream* progress) {
+                      const std::vector<Prediction>& predictions, LlmJudge& judge, std::ostream* progress) {
   int64_t unmatched = 0, duplicates = 0;  // already counted by score_predictions
   const auto by_key = match_predictions(streams, predictions, unmatched, duplicates);
   std::map<QuestionKey, const Question*> questions;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "benchmarks/llm_judge.h"
-#include "benchmarks/prediction_records.h"
+#include "benchmarks/predictions.h"
 #include "core/engine/benchmark.h"
 
 namespace svqa {
@@ -70,13 +70,13 @@ struct ScoreReport {
 // `benchmark` is the registry name (it picks the table's row order, abbreviations and M-Avg).
 // Throws std::runtime_error when a prediction's question id is ambiguous (in several streams, no "stream").
 ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, const std::vector<Stream>& streams,
-                              const std::vector<PredictionRecord>& predictions);
+                              const std::vector<Prediction>& predictions);
 
 // Judges every answered open-ended question of `report` (outcome "open_ended") with `judge`, sets
 // its QuestionScore::judgment and report.judge. `progress` (may be null) gets a line per failure
 // and a count now and then. Throws std::runtime_error as score_predictions does.
 void judge_open_ended(ScoreReport& report, const std::vector<Stream>& streams,
-                      const std::vector<PredictionRecord>& predictions, LlmJudge& judge, std::ostream* progress);
+                      const std::vector<Prediction>& predictions, LlmJudge& judge, std::ostream* progress);
 
 std::string score_markdown(const ScoreReport& report);  // the table and the counts beside it
 std::string score_json(const ScoreReport& report);      // everything, per question too (indented JSON)

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarks/prediction_records.h"
+#include "benchmarks/predictions.h"
 #include "core/engine/benchmark.h"
 
 namespace svqa::test {
@@ -21,8 +21,8 @@ inline Question mc(const std::string& id, const std::string& category, const std
   q.evidence = std::move(evidence);
   return q;
 }
-inline PredictionRecord pred(const std::string& id, const std::string& output, const std::string& stream = "") {
-  PredictionRecord p;
+inline Prediction pred(const std::string& id, const std::string& output, const std::string& stream = "") {
+  Prediction p;
   p.question_id = id;
   p.output = output;
   p.stream = stream;

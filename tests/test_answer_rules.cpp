@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "benchmarks/answer_parsing.h"
-#include "benchmarks/prediction_records.h"
+#include "benchmarks/predictions.h"
 #include "benchmarks/scoring.h"
 #include "tests/scoring_fixtures.h"
 
@@ -161,10 +161,10 @@ TEST_CASE("scoring: retrieval recall over the union of layers; open-ended questi
   open.id = "o";
   open.evidence = {{10, 20}};
   const std::vector<Stream> streams = {{"v", "v.mp4", {open, mc("m", "", "a", {{100, 110}})}, 0}};
-  PredictionRecord po = pred("o", "something");
+  Prediction po = pred("o", "something");
   po.retrieved = {{1}, {2}};
   po.block_spans = {{1, {0, 2}}, {2, {19, 21}}};  // layer 1's block overlaps [10, 20]
-  PredictionRecord pm = pred("m", "A)");
+  Prediction pm = pred("m", "A)");
   pm.retrieved = {{3}};
   pm.block_spans = {{3, {110, 110}}};  // one frame at the evidence's last second: overlaps
   const auto r = score_predictions("rvs_ego", AnswerRule::rekv, streams, {po, pm});

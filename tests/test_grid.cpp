@@ -112,10 +112,18 @@ TEST_CASE("two runs of a grid never get the same visible name", "[grid]") {
                                "    encoding.options.chunk_frames: [1, 2]\n"
                                "    stream.chunk_frames: [8]\n");
   CHECK(names == std::vector<std::string>{
-                     "g__retrieval=internal#0__options.chunk_frames=1__stream.chunk_frames=8",
-                     "g__retrieval=internal#0__options.chunk_frames=2__stream.chunk_frames=8",
-                     "g__retrieval=internal#1__options.chunk_frames=1__stream.chunk_frames=8",
-                     "g__retrieval=internal#1__options.chunk_frames=2__stream.chunk_frames=8"});
+                     "g__retrieval=internal-retrieve_size=4__options.chunk_frames=1__stream.chunk_frames=8",
+                     "g__retrieval=internal-retrieve_size=4__options.chunk_frames=2__stream.chunk_frames=8",
+                     "g__retrieval=internal__options.chunk_frames=1__stream.chunk_frames=8",
+                     "g__retrieval=internal__options.chunk_frames=2__stream.chunk_frames=8"});
+  // Sections of one type are named by the options in which they differ; values alike in text but
+  // not in value still get their position.
+  CHECK(run_names("name: b\ngrid:\n  axes:\n"
+                  "    encoding: [{type: w, options: {n: 60, m: 1}}, {type: w, options: {n: 120, m: 1}}]\n") ==
+        std::vector<std::string>{"b__encoding=w-n=60", "b__encoding=w-n=120"});
+  CHECK(run_names("name: c\ngrid:\n  axes:\n    x: [{type: t, options: {k: [1, 2]}}, {type: t, options: {k: [1, 3]}}, "
+                  "{type: t, options: {k: {a: 1}}}]\n") ==
+        std::vector<std::string>{"c__x=t-k=1+2", "c__x=t-k=1+3", "c__x=t-k.a=1"});
   // Zip mode and labels: still one name per run.
   const auto zipped = run_names("name: z\ngrid:\n  mode: zip\n  axes:\n"
                                 "    a.x: [{label: fast, value: 1}, {label: slow, value: 2}]\n"
@@ -126,7 +134,7 @@ TEST_CASE("two runs of a grid never get the same visible name", "[grid]") {
              Catch::Contains("grid.axes.a.x[1]: the same value as grid.axes.a.x[0]: its runs would be identical"));
   // Zip: a value may repeat on one axis (one encoder beside several retrievals), a whole tuple may not.
   const auto repeated = run_names("name: r\ngrid:\n  mode: zip\n  axes:\n    a.x: [1, 1]\n    b.x: [1, 2]\n");
-  CHECK(repeated == std::vector<std::string>{"r__a.x=1#0__b.x=1", "r__a.x=1#1__b.x=2"});
+  CHECK(repeated == std::vector<std::string>{"r__a.x=1__b.x=1", "r__a.x=1__b.x=2"});
   CHECK_THAT(grid_error("grid: {mode: zip, axes: {a.x: [1, 1], b.x: [2, 2]}}\n"),
              Catch::Contains("grid.axes.a.x[1]: zip: the same values as [0] on every axis: its runs would be identical"));
   CHECK_THAT(grid_error("grid: {axes: {a.x: [{label: p, value: 1}, {label: p, value: 2}]}}\n"),

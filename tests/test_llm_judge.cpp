@@ -151,7 +151,7 @@ TEST_CASE("judge: cached judgments need no server; failures are bounded, reporte
   q2.id = "2", q2.text = "Q2?", q2.answer = "A2.";
   q3.id = "3", q3.text = "Q3?";  // no reference answer: not judged
   const std::vector<Stream> streams = {{"v", "v.mp4", {q1, q2, q3, mc("4", "", "a")}, 0}};
-  const std::vector<PredictionRecord> predictions = {pred("1", "P1\n more"), pred("2", "P2"), pred("3", "P3"),
+  const std::vector<Prediction> predictions = {pred("1", "P1\n more"), pred("2", "P2"), pred("3", "P3"),
                                                      pred("4", "A)")};
   ScoreReport report = score_predictions("rvs_ego", AnswerRule::rekv, streams, predictions);
   const std::string unjudged = score_markdown(report);

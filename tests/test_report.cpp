@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/run/progress.h"
-#include "core/report/line_plot.h"
+#include "core/report/report_tables.h"
 #include "core/report/run_report.h"
 
 using namespace svqa;
@@ -28,12 +28,13 @@ TEST_CASE("durations and progress tags", "[report]") {
 
 namespace {
 
-RunSummary run(const std::string& name, const std::string& method, int64_t correct, int64_t wrong,
+RunSummary run(const std::string& name, const std::string& label, int64_t correct, int64_t wrong,
                std::vector<std::pair<std::string, Tally>> categories) {
   RunSummary r;
   r.dir = "results/" + name;
   r.name = name;
-  r.method = method;
+  r.label = label;
+  r.method = "rekv_sliding_window + internal";
   r.benchmark = "streamingbench";
   r.scores.overall.questions = correct + wrong + 1;
   r.scores.overall.correct = correct;
@@ -44,8 +45,11 @@ RunSummary run(const std::string& name, const std::string& method, int64_t corre
   r.errored = 1;
   r.memory_tokens = 1000;
   r.inference_tokens = 200;
-  r.ttft_s = 0.25;
-  r.encode_fps = 12.5;
+  r.memory_gb_per_hour = 0.5;
+  r.ttft_s = Spread{0.25, 0.2, 0.3125, 4};
+  r.encode_fps = Spread{12.5, 10, 14, 4};
+  r.cpus = 2;
+  r.max_load = 1.5;
   return r;
 }
 
@@ -59,35 +63,83 @@ Tally tally(int64_t correct, int64_t wrong) {
 
 }  // namespace
 
-TEST_CASE("the report table: a row per run, the union of categories, CSV in long format", "[report]") {
+TEST_CASE("the report table: a row per run by display name, the union of categories, timings with their spread", "[report]") {
   std::vector<RunSummary> runs;
-  runs.push_back(run("a__k=1", "rekv + internal", 3, 1, {{"Counting", tally(3, 1)}}));
-  runs.push_back(run("b, quoted", "rekv + recent", 1, 3, {{"Counting", tally(0, 2)}, {"Object Recognition", tally(1, 1)}}));
+  runs.push_back(run("a__k=1", "ReKV", 3, 1, {{"Counting", tally(3, 1)}}));
+  runs.push_back(run("b, quoted", "MuKV (paper) & co", 1, 3, {{"Counting", tally(0, 2)}, {"Object Recognition", tally(1, 1)}}));
+  runs[1].max_load = 5.25;  // busier than its 2 CPUs
   RunSummary broken;
   broken.dir = "results/broken";
   broken.problem = "config.yaml: cannot read";
   runs.push_back(broken);
 
   const std::string md = report_markdown(runs);
-  CHECK(md.find("| run | method | questions | answered | errored | accuracy % | Counting % | Object Recognition % | "
-                "memory tokens | inference tokens | encode fps | TTFT s |") != std::string::npos);
-  CHECK(md.find("| a__k=1 | rekv + internal | 5 | 4 | 1 | 75.0 | 75.0 |  | 1000 | 200 | 12.50 | 0.250 |") !=
+  CHECK(md.find("| method | questions | answered | errored | accuracy % | Counting % | Object Recognition % | "
+                "memory tokens | inference tokens | memory GB/h | encode fps | TTFT s |") != std::string::npos);
+  CHECK(md.find("| ReKV | 5 | 4 | 1 | 75.0 | 75.0 |  | 1000 | 200 | 0.500 | 12.50 (10.00–14.00) | 0.250 (0.200–0.312) |") !=
         std::string::npos);
-  CHECK(md.find("| b, quoted | rekv + recent | 5 | 4 | 1 | 25.0 | 0.0 | 50.0 |") != std::string::npos);
-  CHECK(md.find("judge") == std::string::npos);  // no open-ended questions: no judge columns
+  CHECK(md.find("| MuKV (paper) & co | 5 | 4 | 1 | 25.0 | 0.0 | 50.0 |") != std::string::npos);
+  CHECK(md.find("12.50 (10.00–14.00) † | 0.250 (0.200–0.312) † |") != std::string::npos);  // the busy run's timings
+  CHECK(md.find("† measured while the machine was busy (1-minute load average up to 5.2 on 2 CPUs)") != std::string::npos);
+  CHECK(md.find("settings") == std::string::npos);  // every display name is one run's: no settings column
+  CHECK(md.find("judge") == std::string::npos);     // no open-ended questions: no judge columns
   CHECK(md.find("- results/broken: config.yaml: cannot read") != std::string::npos);
 
   const std::string csv = report_csv(runs);
-  CHECK(csv.rfind("run,method,benchmark,category,questions,", 0) == 0);
-  CHECK(csv.find("\na__k=1,rekv + internal,streamingbench,overall,5,4,3,1,0,0,1,0.750000,,,0,,1000.0,200.0,12.500,0.2500,"
-                 "results/a__k=1\n") != std::string::npos);
-  CHECK(csv.find("\n\"b, quoted\",rekv + recent,streamingbench,Object Recognition,2,2,1,1,") != std::string::npos);
+  CHECK(csv.rfind("run,label,method,settings,benchmark,category,questions,", 0) == 0);
+  CHECK(csv.find("\na__k=1,ReKV,rekv_sliding_window + internal,,streamingbench,overall,5,4,3,1,0,0,1,0.750000,,,0,,"
+                 "1000.0,200.0,0.500000,12.500,10.000,14.000,0.2500,0.2000,0.3125,4,1.50,2,no,results/a__k=1\n") !=
+        std::string::npos);
+  CHECK(csv.find("\n\"b, quoted\",MuKV (paper) & co,rekv_sliding_window + internal,,streamingbench,Object Recognition,2,2,1,1,") !=
+        std::string::npos);
+  CHECK(csv.find(",5.25,2,yes,") != std::string::npos);
   CHECK(csv.find("broken") == std::string::npos);  // listed in the markdown, not a row of numbers
+
+  const std::string tex = report_latex(runs);
+  CHECK(tex.find("\\begin{tabular}{lrrrrrr}\n\\toprule\nMethod & Acc. & Counting & Object Recognition & Memory & TTFT & Encode \\\\\n\\midrule\n") !=
+        std::string::npos);
+  CHECK(tex.find("MuKV (paper) \\& co & 25.0 & 0.0 & 50.0 & 0.500 & 0.250 (0.200--0.312)$^\\dagger$ & 12.5 (10.0--14.0)$^\\dagger$ \\\\\n") !=
+        std::string::npos);
+  CHECK(tex.find("\\bottomrule\n\\end{tabular}") != std::string::npos);
+}
+
+TEST_CASE("runs sharing a display name show the settings that tell them apart", "[report]") {
+  std::vector<RunSummary> runs = {run("g__retrieve_size=4", "ReKV", 3, 1, {}), run("g__retrieve_size=8", "ReKV", 2, 2, {})};
+  runs[0].settings = {{"retrieve_size", "4"}};
+  runs[1].settings = {{"retrieve_size", "8"}};
+  const std::string md = report_markdown(runs);
+  CHECK(md.find("| method | settings | questions |") != std::string::npos);
+  CHECK(md.find("| ReKV | retrieve_size=8 | 5 |") != std::string::npos);
+  CHECK(report_latex(runs).find("ReKV & retrieve\\_size=4 & 75.0") != std::string::npos);
+}
+
+TEST_CASE("rows follow the grid's order, numbers compared as numbers", "[report]") {
+  CHECK(natural_less("g__n_local=60", "g__n_local=120"));
+  CHECK_FALSE(natural_less("g__n_local=120", "g__n_local=60"));
+  CHECK(natural_less("a9", "a10"));
+  CHECK(natural_less("a", "ab"));
+  std::vector<RunSummary> runs = {run("g__n_local=120", "x", 1, 1, {}), run("g__n_local=60", "x", 1, 1, {}),
+                                  run("h__retrieval=recent", "y", 1, 1, {}), run("h__retrieval=internal", "y", 1, 1, {})};
+  for (auto& r : runs) r.dir = "results/" + r.name.substr(0, 1) + "/" + r.name;
+  runs[2].grid_position = 0;  // h's grid.json lists recent first
+  runs[3].grid_position = 1;
+  order_runs(runs);
+  CHECK(runs[0].name == "g__n_local=60");
+  CHECK(runs[1].name == "g__n_local=120");
+  CHECK(runs[2].name == "h__retrieval=recent");
+  CHECK(runs[3].name == "h__retrieval=internal");
+}
+
+TEST_CASE("timings: the median and range of a run's measurements", "[report]") {
+  CHECK_FALSE(spread_of({}));
+  const auto odd = spread_of({3, 1, 2});
+  CHECK((odd->median == 2 && odd->min == 1 && odd->max == 3 && odd->n == 3));
+  CHECK(spread_of({4, 1, 2, 10})->median == 3);
 }
 
 TEST_CASE("no two report rows read alike: a name shared by runs in two places gets the directory", "[report]") {
-  std::vector<RunSummary> runs = {run("demo", "rekv + internal", 3, 1, {}), run("demo", "rekv + internal", 2, 2, {}),
-                                  run("other", "rekv + recent", 1, 1, {})};
+  std::vector<RunSummary> runs = {run("demo", "ReKV", 3, 1, {}), run("demo", "ReKV", 2, 2, {}),
+                                  run("other", "Recent", 1, 1, {})};
   runs[0].dir = "results/a/demo";
   runs[1].dir = "results/b/demo";
   distinct_names(runs);
@@ -96,15 +148,6 @@ TEST_CASE("no two report rows read alike: a name shared by runs in two places ge
   CHECK(runs[2].name == "other");
 }
 
-TEST_CASE("plot legends wrap instead of cutting, and coinciding series are found", "[report]") {
-  const std::string label = "ablation__retrieval=internal__n_local=15000__retrieve_size=64__similarity=cosine";
-  const auto lines = wrap_text(label, 190, 0.4);
-  CHECK(lines.size() > 1);
-  std::string joined;
-  for (const auto& l : lines) joined += l;
-  CHECK(joined == label);  // nothing dropped
-  CHECK(lines[0].back() == '_');  // broken after a separator where one fits
-
-  const std::vector<std::vector<std::pair<int, int>>> points = {{{10, 20}, {30, 40}}, {{11, 21}, {30, 39}}, {{10, 20}}, {{50, 50}, {60, 60}}};
-  CHECK(coinciding_series(points) == std::vector<int>{-1, 0, -1, -1});  // within 2 pixels: drawn over series 0
+TEST_CASE("LaTeX: special characters escaped", "[report]") {
+  CHECK(latex_escape("a_b & 50% #1 {x} ~^\\") == "a\\_b \\& 50\\% \\#1 \\{x\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}");
 }

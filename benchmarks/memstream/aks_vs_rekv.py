@@ -71,7 +71,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="runs per method, interleaved; frames/s is their median")
     a = ap.parse_args()
     out, export = synthetic_stream(a, "qwen2_5_vl", ["red", "green"])
-    retrieval = "{type: recent, options: {frames: 4}}"
+    retrieval = "{type: recent, options: {retrieve_size: 4}}"
     runs = {label: [] for label, _ in METHODS}
     for _ in range(a.repeats):  # interleaved, so a load spike on a shared machine hits every method alike
         for label, encoding in METHODS:

@@ -12,7 +12,7 @@
 
 #include "benchmarks/answer_parsing.h"
 #include "benchmarks/llm_judge.h"
-#include "benchmarks/prediction_records.h"
+#include "benchmarks/predictions.h"
 #include "benchmarks/scoring.h"
 #include "core/io/atomic_file.h"
 #include "core/engine/benchmark.h"
@@ -197,7 +197,7 @@ int cmd_score(int argc, const char* const* argv, const Registries& registries) {
   const std::string predictions_path = args["predictions"].as<std::string>();
   auto benchmark = make_benchmark(registries, args);
   const std::vector<Stream> streams = benchmark->streams();
-  const auto predictions = read_prediction_records(predictions_path);
+  const auto predictions = read_predictions(predictions_path);
   ScoreReport report =
       score_predictions(args["name"].as<std::string>(), benchmark->answer_rule(), streams, predictions);
   const JudgeOptions judge = judge_options(args, predictions_path);

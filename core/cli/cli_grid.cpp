@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/cli/cli_commands.h"
+#include "core/io/atomic_file.h"
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
@@ -55,6 +58,13 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   const std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
+
+  // The grid's runs in its order, for `svqa report` (every shard writes the same list).
+  if (!args.count("list")) {
+    nlohmann::json listing = {{"experiment", path}, {"runs", nlohmann::json::array()}};
+    for (const auto& run : runs) listing["runs"].push_back(run.name);
+    write_file_atomically((std::filesystem::path(out_root) / grid_name / "grid.json").string(), listing.dump(1) + "\n");
+  }
 
   int errors = 0;
   std::vector<std::string> failed;  // "run name: why", one per run that stopped

@@ -1,27 +1,44 @@
-// `svqa report DIR...`: every run under the given directories in one comparison table (markdown
-// on stdout and in report.md, long-format report.csv) with PNG plots beside them.
+// `svqa report DIR...`: every run under the given directories in one comparison, rows in the grid's
+// order: report.md (also on stdout), report.csv, report.tex, and figures (PDF, SVG, PNG) drawn by
+// core/report/figures.py with matplotlib from their tidy data, figures.csv.
 
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
 #include <cxxopts.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "core/io/atomic_file.h"
 #include "core/cli/cli_commands.h"
 #include "core/engine/registries.h"
+#include "core/report/report_figures.h"
+#include "core/report/report_tables.h"
 #include "core/report/run_report.h"
 
 namespace svqa {
+namespace {
+
+// --python, else $SVQA_PYTHON, else the source tree's .venv (scripts/setup.sh makes it).
+std::string python_of(const cxxopts::ParseResult& args) {
+  if (args.count("python")) return args["python"].as<std::string>();
+  if (const char* env = std::getenv("SVQA_PYTHON"); env && *env) return env;
+  return std::string(SVQA_SOURCE_DIR) + "/.venv/bin/python";
+}
+
+}  // namespace
 
 int cmd_report(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa report",
-                           "Compare runs: every run directory at or below each DIR (svqa run / svqa grid results) in "
-                           "one table of runs x benchmarks x categories, as markdown (stdout, report.md) and CSV, "
-                           "with PNG plots (accuracy vs memory tokens; retrieval score over stream time).");
+                           "Compare runs: every run directory at or below each DIR (svqa run / svqa grid results), rows "
+                           "in the grid's order, as markdown (stdout, report.md), CSV and a LaTeX booktabs table "
+                           "(report.tex), with figures as PDF, SVG and PNG (accuracy vs memory and inference tokens, "
+                           "TTFT vs stream time, retrieval temporal bias, one question's retrieval scores).");
   options.add_options()("dirs", "results directories", cxxopts::value<std::vector<std::string>>())(
-      "out", "where report.md, report.csv and the plots go (default: the first DIR)", cxxopts::value<std::string>())(
+      "out", "where the tables and figures go (default: the first DIR)", cxxopts::value<std::string>())(
       "question", "STREAM/ID of the question whose retrieval scores are plotted (default: the latest asked)",
-      cxxopts::value<std::string>())("h,help", "show this help");
+      cxxopts::value<std::string>())(
+      "python", "the Python with matplotlib that draws the figures (default: $SVQA_PYTHON, else the source tree's .venv)",
+      cxxopts::value<std::string>())("no-figures", "tables only")("h,help", "show this help");
   options.parse_positional({"dirs"});
   options.positional_help("DIR...");
   const auto args = options.parse(argc, argv);
@@ -32,17 +49,30 @@ int cmd_report(int argc, const char* const* argv, const Registries& registries) 
   if (!args.count("dirs")) throw UsageError("missing the results directories (DIR...)");
   const auto roots = args["dirs"].as<std::vector<std::string>>();
   const std::string out = args.count("out") ? args["out"].as<std::string>() : roots.front();
+  const std::string question = args.count("question") ? args["question"].as<std::string>() : "";
 
   std::vector<RunSummary> runs;
   for (const auto& dir : find_run_dirs(roots)) runs.push_back(summarize_run(dir, registries));
+  order_runs(runs);
   distinct_names(runs);
+  std::string figure_data;
+  try {
+    figure_data = figure_data_csv(runs, question);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const std::string markdown = report_markdown(runs);
   std::cout << markdown;
   write_file_atomically(out + "/report.md", markdown);
   write_file_atomically(out + "/report.csv", report_csv(runs));
-  std::cout << "\nwritten: " << out << "/report.md, " << out << "/report.csv";
-  for (const auto& png : write_report_plots(runs, out, args.count("question") ? args["question"].as<std::string>() : ""))
-    std::cout << ", " << png;
+  write_file_atomically(out + "/report.tex", report_latex(runs));
+  write_file_atomically(out + "/figures.csv", figure_data);
+  std::cout << "\nwritten: " << out << "/report.md, " << out << "/report.csv, " << out << "/report.tex, " << out
+            << "/figures.csv";
+  if (!args.count("no-figures"))
+    for (const auto& file : draw_figures(python_of(args), std::string(SVQA_SOURCE_DIR) + "/core/report/figures.py",
+                                         out + "/figures.csv", out))
+      std::cout << ", " << file;
   std::cout << "\n";
   int problems = 0;
   for (const auto& r : runs) problems += !r.problem.empty();

@@ -105,6 +105,7 @@ struct JudgeOptions {
 struct ExperimentHeader {
   std::string name;
   std::string description;
+  std::string label;  // the display name of the method in reports' tables and figures ("ReKV", "MuKV (paper)")
   RuntimeOptions runtime;
   OutputOptions output;
   StreamOptions stream;
@@ -114,6 +115,9 @@ struct ExperimentHeader {
         .matches(R"((?!\.\.?$)[^/\\\x00-\x1f\x7f]{1,200})",
                  "a folder name: 1 to 200 bytes, no '/', '\\' or control characters, not '.' or '..'");
     s.field("description", &ExperimentHeader::description, "free text shown in reports");
+    s.field("label", &ExperimentHeader::label,
+            "the method's display name in `svqa report` tables and figures (default: '<encoding> + <retrieval>')")
+        .matches(R"([^\x00-\x1f\x7f]{0,80})", "at most 80 bytes, no control characters");
     s.field("runtime", &ExperimentHeader::runtime, "device, dtype, threads, seed");
     s.field("output", &ExperimentHeader::output, "where results go");
     s.field("stream", &ExperimentHeader::stream, "frame sampling, prompts, positions, decoding, memory tiers");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "core/config/config_loader.h"
@@ -40,10 +41,61 @@ std::string suffix(const std::string& key, size_t segments) {
   return at == std::string::npos ? key : key.substr(at + 1);
 }
 
+// A section's leaves as (dotted key, text): "options.retrieve_size" → "8"; a list is one leaf ("1+2").
+using Leaves = std::vector<std::pair<std::string, std::string>>;  // in document order
+
+void flatten(const ConfigNode& node, const std::string& prefix, Leaves& out) {
+  if (node.is_map()) {
+    for (const auto& e : node.entries) flatten(e.value, prefix.empty() ? e.key : prefix + "." + e.key, out);
+  } else if (node.is_sequence()) {
+    std::string text;
+    for (const auto& item : node.items) text += (text.empty() ? "" : "+") + (item.is_scalar() ? item.scalar : "…");
+    out.push_back({prefix, text});
+  } else {
+    out.push_back({prefix, node.scalar});
+  }
+}
+
+// Unlabelled sections shown alike by their type get the options in which they differ from one
+// another ("internal-retrieve_size=4", "internal-retrieve_size=8"), so a run's name shows its values.
+void show_differing_options(std::vector<AxisValue>& values) {
+  std::map<std::string, std::vector<size_t>> by_shown;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!values[i].labelled && values[i].value.is_map()) by_shown[values[i].shown].push_back(i);
+  for (const auto& [shown, group] : by_shown) {
+    if (group.size() < 2) continue;
+    std::vector<Leaves> leaves(group.size());
+    std::vector<std::string> keys;  // every leaf's key, first seen first
+    for (size_t g = 0; g < group.size(); ++g) {
+      flatten(values[group[g]].value, "", leaves[g]);
+      for (const auto& [k, _] : leaves[g])
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    const auto value_of = [&](size_t g, const std::string& key) -> const std::string* {
+      const auto it = std::find_if(leaves[g].begin(), leaves[g].end(), [&](const auto& l) { return l.first == key; });
+      return it == leaves[g].end() ? nullptr : &it->second;
+    };
+    for (const auto& key : keys) {
+      if (key == "type") continue;
+      bool differs = false;
+      for (size_t g = 1; g < group.size(); ++g) {
+        const std::string *a = value_of(g, key), *b = value_of(0, key);
+        differs = differs || (a == nullptr) != (b == nullptr) || (a && *a != *b);
+      }
+      if (!differs) continue;
+      const std::string name = key.rfind("options.", 0) == 0 ? key.substr(8) : key;
+      for (size_t g = 0; g < group.size(); ++g)
+        if (const std::string* v = value_of(g, key)) values[group[g]].shown += "-" + safe_path_component(name + "=" + *v);
+    }
+  }
+}
+
 // The values of axis `a`: `{label: NAME, value: V}` unwrapped; unlabelled values shown as a scalar,
-// a section by its `type`, else their position. Two values never show the same text (a repeated
-// text gets "#index"), labels are unique, and the same value twice is an error where it would give
-// two identical runs (`distinct`: a product grid; a zip grid checks whole tuples instead).
+// a section by its `type` (and the options that tell it from others of its type), else their
+// position. Two different values never show the same text (a repeated text gets "#index"); the
+// same value twice on a zip axis shows the same text. Labels are unique, and the same value twice
+// is an error where it would give two identical runs (`distinct`: a product grid; a zip grid
+// checks whole tuples instead).
 Axis read_axis(const ConfigEntry& a, bool distinct) {
   Axis axis{a.key, a.key, {}};
   const std::string path = "grid.axes." + a.key;
@@ -83,10 +135,12 @@ Axis read_axis(const ConfigEntry& a, bool distinct) {
     }
     axis.values.push_back(std::move(v));
   }
-  std::vector<bool> alike(axis.values.size(), false);  // unlabelled values that look alike: told apart by position
+  show_differing_options(axis.values);
+  std::vector<bool> alike(axis.values.size(), false);  // different unlabelled values that look alike: told apart by position
   for (size_t i = 0; i < axis.values.size(); ++i)
     for (size_t j = 0; j < axis.values.size(); ++j)
-      alike[i] = alike[i] || (j != i && !axis.values[i].labelled && axis.values[j].shown == axis.values[i].shown);
+      alike[i] = alike[i] || (j != i && !axis.values[i].labelled && axis.values[j].shown == axis.values[i].shown &&
+                              axis.values[j].yaml != axis.values[i].yaml);
   for (size_t i = 0; i < axis.values.size(); ++i)
     if (alike[i]) axis.values[i].shown += "#" + std::to_string(i);
   return axis;

@@ -6,7 +6,7 @@
 //     mode: product                          # or zip (axes of equal length, taken together)
 //     axes:
 //       retrieval.options.retrieve_size: [4, 8]
-//       retrieval: [{type: internal}, {type: recent, options: {frames: 8}}]
+//       retrieval: [{type: internal}, {type: recent, options: {retrieve_size: 8}}]
 //       retrieval.options.lambda: [{label: lam5, value: 0.5}, {label: lam9, value: 0.9}]
 //
 // Each run is the file without `grid:`, with one value per axis set (a whole section replaces

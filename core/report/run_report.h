@@ -1,10 +1,11 @@
 #pragma once
-// `svqa report`: results directories of `svqa run` / `svqa grid` summarised side by side — one
-// table of runs × benchmarks × categories (markdown and CSV) and PNG plots. Everything is
-// recomputed from each run's predictions.jsonl, so a run still going (or killed) is reported with
-// what it has, every question counted once; open-ended judgments come from its scores.json.
+// `svqa report`: results directories of `svqa run` / `svqa grid` summarised side by side. Each run
+// is recomputed from its predictions.jsonl, so a run still going (or killed) is reported with what
+// it has, every question counted once; open-ended judgments come from its scores.json. The tables
+// (core/report/report_tables.h) and figures (core/report/report_figures.h) are drawn from these.
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,14 @@
 #include "core/engine/registries.h"
 
 namespace svqa {
+
+// A timing one can quote: the median of a run's measurements with their range.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+  int64_t n = 0;
+};
+// Empty: no measurements.
+std::optional<Spread> spread_of(std::vector<double> values);
 
 // The retrieval score of every block in memory over stream time, for one question.
 struct RetrievalTrace {
@@ -25,17 +34,34 @@ struct RetrievalTrace {
 struct RunSummary {
   std::string dir;        // the run's results directory
   std::string name;       // its experiment name (grid runs: "<experiment>__key=value...")
+  std::string label;      // its display name: the experiment's `label:`, else `method`
   std::string method;     // "<encoding type> + <retrieval type>"
   std::string benchmark;  // registry name
   std::string problem;    // non-empty: the run could not be summarised, and why
+  // Grid runs: the settings that tell it from the grid's other runs, in the grid's axis order (the
+  // `label` axis left out), and its position in the grid (from the grid's grid.json).
+  std::vector<std::pair<std::string, std::string>> settings;
+  size_t grid_position = std::numeric_limits<size_t>::max();
   ScoreReport scores;
   std::optional<double> judge_accuracy, judge_score;  // open-ended, from scores.json when judged
   int64_t judge_failed = 0;
   int64_t records = 0, errored = 0;
   // Means over answered questions: K/V tokens held in memory when asked, tokens attended while
-  // answering (sinks + retrieved, mean over layers), time to first token (retrieval + prompt
-  // prefill: the first token is the argmax of the prefill's logits); frames encoded per second.
-  std::optional<double> memory_tokens, inference_tokens, ttft_s, encode_fps;
+  // answering (sinks + retrieved, mean over layers); bank bytes (RAM + disk) per hour of stream.
+  std::optional<double> memory_tokens, inference_tokens, memory_gb_per_hour;
+  // Per answered question, warm-up left out (the first question of each stream, when it has more):
+  // time to first token (retrieval + prompt prefill), and frames encoded per second since the
+  // previous question.
+  std::optional<Spread> ttft_s, encode_fps;
+  // The machine while it ran: the highest 1-minute load average any question saw, and its CPUs.
+  // Busy: the load exceeded the CPUs (other processes competed for them), so timings are slow.
+  double max_load = 0;
+  int64_t cpus = 0;
+  bool busy() const { return cpus > 0 && max_load > static_cast<double>(cpus); }
+  std::vector<std::pair<double, double>> ttft_by_time;  // (question time s, TTFT s), every answered question
+  // How far back each retrieved block lies: (question time − block end) / question time, 0 = just
+  // before the question, 1 = the stream's start; one value per block per layer.
+  std::vector<double> retrieved_age;
   std::vector<RetrievalTrace> traces;
 };
 
@@ -46,19 +72,16 @@ std::vector<std::string> find_run_dirs(const std::vector<std::string>& roots);
 // Never throws for a broken run: it comes back with `problem` set, and the report lists it.
 RunSummary summarize_run(const std::string& dir, const Registries& registries);
 
+// Rows in the order the grid declares its runs (each grid's runs together), then runs outside a
+// grid by name, numbers in names compared as numbers ("n_local=60" before "n_local=120").
+void order_runs(std::vector<RunSummary>& runs);
+bool natural_less(const std::string& a, const std::string& b);
+
 // Runs that would show the same name (one experiment run into two results roots) get their
-// directory added ("demo (results/a/demo)"), so no two rows or legend entries read alike.
+// directory added ("demo (results/a/demo)"), so no two rows read alike; likewise labels.
 void distinct_names(std::vector<RunSummary>& runs);
 
-std::string report_markdown(const std::vector<RunSummary>& runs);
-// Long format: one row per run × benchmark × category ("overall", "M-Avg" rows too).
-std::string report_csv(const std::vector<RunSummary>& runs);
-
-// accuracy_vs_memory[_<benchmark>].png, accuracy_vs_inference[_<benchmark>].png and retrieval_scores.png
-// in `dir`; returns the paths written.
-// `question` ("STREAM/ID") picks the question of the score plot; empty: the latest question of the
-// first run that has scores.
-std::vector<std::string> write_report_plots(const std::vector<RunSummary>& runs, const std::string& dir,
-                                            const std::string& question);
+// A grid run's settings ("retrieval=internal, retrieve_size=4"), the part that tells runs apart.
+std::string settings_text(const RunSummary& r);
 
 }  // namespace svqa

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarks/prediction_records.h"
+#include "core/run/prediction_record.h"
 
 namespace svqa {
 

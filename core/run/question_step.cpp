@@ -1,11 +1,15 @@
 #include "core/run/question_step.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "core/io/format.h"
 #include "models/torch_error.h"
@@ -20,6 +24,13 @@ RecordMemory record_memory(const MemoryAccounting& a) {
       m.by_granularity[granularity_name(static_cast<Granularity>(g))] = {a.tokens_by_granularity[g],
                                                                           a.bytes_by_granularity[g]};
   return m;
+}
+
+// The 1-minute load average and the CPUs online (0, 0 where the system does not tell).
+std::pair<double, int64_t> machine_load() {
+  double load[1] = {0};
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return {getloadavg(load, 1) == 1 ? load[0] : 0.0, cpus > 0 ? static_cast<int64_t>(cpus) : 0};
 }
 
 // The prompt after the retrieved context: the benchmark's question text in the answer prompt,
@@ -83,6 +94,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   r.frames_encoded = stream.encoded();
   r.timing = RecordTiming{encoding.seconds + told_s, encoding.frames, a.retrieve_seconds, a.prefill_seconds, a.decode_seconds,
                           a.retrieve_seconds + a.prefill_seconds};
+  std::tie(r.timing->load_1m, r.timing->cpus) = machine_load();
   r.memory = record_memory(bank.accounting());
   // Scores as (block start s, score) in block order, 5 significant digits.
   const auto scored = [&](const std::map<int64_t, double>& scores) {

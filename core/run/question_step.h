@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "benchmarks/prediction_records.h"
+#include "core/run/prediction_record.h"
 #include "core/engine/benchmark.h"
 #include "core/engine/question_answerer.h"
 #include "core/engine/strategy.h"

@@ -55,11 +55,12 @@ void write_metrics(const std::string& dir, const std::string& experiment, const 
 void write_scores(const std::string& dir, const std::string& benchmark_type, const Benchmark& benchmark,
                   const std::vector<Stream>& streams, const std::vector<PredictionRecord>& records, RunJudge& judge,
                   std::ostream& log) {
-  ScoreReport scores = score_predictions(benchmark_type, benchmark.answer_rule(), streams, records);
+  const std::vector<Prediction> predictions = scored_predictions(records);
+  ScoreReport scores = score_predictions(benchmark_type, benchmark.answer_rule(), streams, predictions);
   if (judge.llm && scores.open_ended_answered) {
     log << fmt::format("judging {} open-ended answers with {} at {} ({} cached in {})\n", scores.open_ended_answered,
                        judge.llm->model(), judge.llm->endpoint(), judge.llm->cached_judgments(), judge.cache);
-    judge_open_ended(scores, streams, records, *judge.llm, &log);
+    judge_open_ended(scores, streams, predictions, *judge.llm, &log);
   }
   write_file_atomically(dir + "/scores.json", score_json(scores));
   if (scores.judge)

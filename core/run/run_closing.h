@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "benchmarks/llm_judge.h"
-#include "benchmarks/prediction_records.h"
+#include "core/run/prediction_record.h"
 #include "core/config/experiment.h"
 #include "core/engine/benchmark.h"
 

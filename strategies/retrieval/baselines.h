@@ -15,10 +15,12 @@ struct FullContextOptions {
   static void declare(Schema<FullContextOptions>&) {}
 };
 
+// `retrieve_size`, as every retrieval strategy names how many blocks come back (so one grid axis
+// sets the budget of internal, uniform and recent alike).
 struct FrameCountOptions {
-  int64_t frames = 64;
+  int64_t retrieve_size = 64;
   static void declare(Schema<FrameCountOptions>& s) {
-    s.field("frames", &FrameCountOptions::frames, "frame blocks to take").min(1);
+    s.field("retrieve_size", &FrameCountOptions::retrieve_size, "frame blocks to take").min(1);
   }
 };
 

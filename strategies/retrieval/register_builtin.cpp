@@ -25,12 +25,12 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
   registry.add<FullContextOptions>("full_context", "every block at every layer: the full-context reference",
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE);
   registry.add<FrameCountOptions>("uniform", "k frame blocks evenly spread over the past",
-      [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.frames); }, SVQA_HERE);
+      [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.retrieve_size); }, SVQA_HERE);
   registry.add<StreamkvRetrievalOptions>("streamkv_layer_adaptive",
       "StreamKV: probe pass, then layer-adaptive counts per layer (recent blocks plus the best older ones)",
       [](const StreamkvRetrievalOptions& o) { return std::make_unique<StreamkvLayerAdaptive>(o); }, SVQA_HERE);
   registry.add<FrameCountOptions>("recent", "the last k frame blocks",
-      [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Recent, o.frames); }, SVQA_HERE);
+      [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Recent, o.retrieve_size); }, SVQA_HERE);
 }
 
 }  // namespace svqa

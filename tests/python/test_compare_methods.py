@@ -11,6 +11,8 @@ import sys
 import pytest
 import yaml
 
+from report_checks import check_figures, check_latex_compiles
+
 TIMES = {"s1": [11.0, 29.0], "s2": [17.0, 39.0]}
 
 
@@ -19,9 +21,8 @@ def point_to_tiny(node, pe_core):
     if isinstance(node, dict):
         if node.get("type") == "rrf_mixture":
             node["options"].update(model=str(pe_core), device="")
-        for key in ("retrieve_size", "frames"):
-            if key in node:
-                node[key] = 4
+        if "retrieve_size" in node:
+            node["retrieve_size"] = 4
         if "local_size" in node:
             node["local_size"] = 2
         if isinstance(node.get("blocks"), dict):  # MuKV's k per granularity
@@ -36,6 +37,8 @@ def point_to_tiny(node, pe_core):
 
 
 def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, root, svqa_bin, tiny_export):
+    """...and the report shows display names in the grid's order, in tables (the LaTeX one compiles)
+    and in figures whose labels are all there and never overlap."""
     pe_core = tmp_path / "pe_core"
     r = subprocess.run([sys.executable, "-m", "models.export.image_text", "--tiny", "pe_core", "--out", pe_core],
                        cwd=root, capture_output=True, text=True)
@@ -89,8 +92,13 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     assert float(row["memory_tokens"]) == pytest.approx(sum(held) / len(held), abs=0.05)
     assert any(h < r["memory"]["tokens"] for h, r in zip(held, streamkv))  # some frames were dropped in some layers
     markdown = (out / "report.md").read_text()
-    assert "| memory tokens | inference tokens | encode fps | TTFT s |" in markdown
-    assert (out / "accuracy_vs_memory.png").exists() and (out / "accuracy_vs_inference.png").exists()
+    assert "| memory tokens | inference tokens | memory GB/h | encode fps | TTFT s |" in markdown
+    labels = config["grid"]["axes"]["label"]
+    assert sorted(row["label"] for row in rows) == sorted(labels)  # display names, not registry ids
+    rows_at = [markdown.index(f"| {label} |") for label in labels]
+    assert rows_at == sorted(rows_at)  # the grid's order
+    check_figures(out, labels)
+    check_latex_compiles(out, tmp_path)
     # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
     mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
     rec = json.loads(mixture.read_text().splitlines()[-1])

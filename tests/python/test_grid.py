@@ -1,4 +1,4 @@
-"""End to end: a grid of 2 retrieval strategies × 2 window sizes on a synthetic StreamingBench set
+"""End to end: a product grid of 2 retrieval strategies × 2 budgets (one option name, `retrieve_size`) on a synthetic StreamingBench set
 (the official questions_real.json format), killed with SIGKILL mid-way, resumed, then compared by
 `svqa report`: every question of every run counted once, errors counted, plots written."""
 
@@ -7,10 +7,12 @@ import io
 import json
 import os
 import signal
-import struct
+import statistics
 import subprocess
 
 import pytest
+
+from report_checks import check_figures, check_latex_compiles
 
 # (video, seconds of video or None when the file is missing, question times); 60 s videos at 0.5 fps.
 VIDEOS = [("sample_1_real", 60, ["00:00:07", "00:00:19", "00:00:41"]),
@@ -58,8 +60,8 @@ output: {{dir: {root / 'results'}}}
 grid:
   mode: product
   axes:
-    retrieval: [{{type: internal, options: {{retrieve_size: 4}}}}, {{type: recent, options: {{frames: 4}}}}]
-    encoding.options.n_local: [40, 80]
+    retrieval: [{{type: internal}}, {{type: recent}}]
+    retrieval.options.retrieve_size: [2, 4]
 """)
     return root
 
@@ -72,19 +74,13 @@ def report(svqa_bin, results, out):
     return r.stdout, rows
 
 
-def png_size(path):
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    return struct.unpack(">II", data[16:24])
-
-
 def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml", "--list"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 4
-    assert "ablation__retrieval=internal__n_local=40-" in lines[0]
-    assert "ablation__retrieval=recent__n_local=80-" in lines[3]
+    assert "ablation__retrieval=internal__retrieve_size=2-" in lines[0]
+    assert "ablation__retrieval=recent__retrieve_size=4-" in lines[3]
     mine = []
     for shard in ("0/3", "1/3", "2/3"):
         r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml", "--list", "--shard", shard], capture_output=True, text=True)
@@ -98,7 +94,7 @@ def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     assert r.returncode == 0 and "grid of 4 runs" in r.stdout
 
 
-def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bin):
+def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bin, tmp_path):
     results = grid / "results" / "ablation"
     # The runner kills itself (SIGKILL) once its 11th record is on disk: the first run's 8 and 3 of the
     # second's, whatever the machine's speed.
@@ -117,8 +113,10 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
     r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "== runs of this grid [" in r.stdout and "ETA" in r.stdout  # progress
-    runs = sorted(results.iterdir())
+    runs = sorted(d for d in results.iterdir() if d.is_dir())
     assert len(runs) == 4
+    listing = json.loads((results / "grid.json").read_text())["runs"]  # the grid's order, for the report
+    assert listing == [f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4)]
     expected = sorted((name, f"{name}_{k}") for name, _, times in VIDEOS for k in range(len(times)))
     for run in runs:
         records = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
@@ -132,7 +130,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
 
     stdout, rows = report(svqa_bin, results, grid / "report")
     overall = {r["run"]: r for r in rows if r["category"] == "overall"}
-    assert sorted(overall) == sorted(f"ablation__retrieval={s}__n_local={n}" for s in ("internal", "recent") for n in (40, 80))
+    assert sorted(overall) == sorted(f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4))
     for name, row in overall.items():
         run_dir = next(d for d in runs if d.name.startswith(name + "-"))
         records = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
@@ -144,15 +142,28 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
         mean_memory = sum(x["memory"]["tokens"] for x in answered) / len(answered)
         assert float(row["memory_tokens"]) == pytest.approx(mean_memory, abs=0.05)
         assert float(row["encode_fps"]) > 0 and float(row["ttft_s"]) > 0 and float(row["inference_tokens"]) > 0
+        # TTFT: the median over answered questions, each stream's first (warm-up) left out; its range beside it.
+        timed = [x["timing"]["ttft_s"] for k, x in enumerate(answered)
+                 if any(y["stream"] == x["stream"] for y in answered[:k])]
+        assert float(row["ttft_s"]) == pytest.approx(statistics.median(timed), abs=1e-4)
+        assert float(row["ttft_s_min"]) == pytest.approx(min(timed), abs=1e-4) and int(row["timed_questions"]) == len(timed)
+        assert row["busy"] in ("yes", "no") and int(row["cpus"]) > 0
         assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "recent")
         assert ("retrieval_scores" in answered[0]) == ("internal" in name)
         # Per category rows add up to the overall row (one category per question here).
         per_category = [r for r in rows if r["run"] == name and r["category"] in CATEGORIES]
         assert sum(int(r["questions"]) for r in per_category) == QUESTIONS
-    assert stdout.count("| ablation__") == 4 and "Object Recognition %" in stdout
+    assert stdout.count("| rekv_sliding_window + ") == 4 and "Object Recognition %" in stdout
     assert (grid / "report" / "report.md").read_text() in stdout
-    assert png_size(grid / "report" / "accuracy_vs_memory.png") == (960, 600)
-    assert png_size(grid / "report" / "retrieval_scores.png") == (960, 600)
+    # Rows in the grid's order (first axis outermost), not by name; the settings tell a method's runs apart.
+    settings = [f"retrieval={s}, retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4)]
+    rows_at = [stdout.index(f"| {s} |") for s in settings]
+    assert rows_at == sorted(rows_at), stdout
+    figures = check_figures(grid / "report", settings)
+    for name in ("ttft_vs_stream_time", "retrieval_temporal_bias", "retrieval_scores"):
+        assert all((grid / "report" / f"{name}.{ext}").stat().st_size > 0 for ext in ("pdf", "svg", "png")), name
+    assert len(figures["ttft_vs_stream_time"]["points"]) == 4 * (QUESTIONS - ERRORED)
+    check_latex_compiles(grid / "report", tmp_path)
 
 
 def test_report_names_a_broken_run_and_a_bad_directory(grid, svqa_bin, tmp_path):

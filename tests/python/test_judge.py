@@ -300,8 +300,9 @@ output: {{dir: {tmp_path / 'results'}}}
 
         r = subprocess.run([svqa_bin, "report", tmp_path / "results"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
-        header = next(line for line in r.stdout.splitlines() if line.startswith("| run |"))
-        row = next(line for line in r.stdout.splitlines() if line.startswith("| open |"))
+        lines = r.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("| method |"))
+        header, row = lines[at], lines[at + 2]  # the run's row, under the header and its rule
         cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]))
         assert (cells["judge acc %"], cells["judge score"], cells["judge failed"]) == ("50.0", "2.50", "1")
     finally:

@@ -1,0 +1,23 @@
+#pragma once
+// The comparison tables of `svqa report`, from run summaries in the order given (order_runs: the
+// grid's): report.md (markdown), report.csv (long format: one row per run × benchmark × category)
+// and report.tex (one LaTeX booktabs table per benchmark, for \input; needs \usepackage{booktabs}).
+// Columns a paper uses: method (display name), the settings where a method has several runs,
+// accuracy overall and per task group, memory, TTFT and encode fps as median (min–max), timings
+// taken on a busy machine marked †.
+
+#include <string>
+#include <vector>
+
+#include "core/report/run_report.h"
+
+namespace svqa {
+
+std::string report_markdown(const std::vector<RunSummary>& runs);
+std::string report_csv(const std::vector<RunSummary>& runs);
+std::string report_latex(const std::vector<RunSummary>& runs);
+
+// `text` with LaTeX's special characters escaped (& % $ # _ { } ~ ^ \).
+std::string latex_escape(const std::string& text);
+
+}  // namespace svqa
