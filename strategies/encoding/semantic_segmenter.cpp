@@ -24,30 +24,30 @@ OnlineSegmenter::OnlineSegmenter(SegmenterOptions options) : options_(std::move(
     throw std::invalid_argument("segmenter: need 1 <= min_size <= max_size");
 }
 
-std::optional<Segment> OnlineSegmenter::push(const at::Tensor& features) {
+std::optional<Segment> OnlineSegmenter::push(const at::Tensor& features, const at::Tensor& deepstack) {
   const int64_t unit = pushed_++;
   if (options_.mode == "uniform") {
-    segment_.entries.push_back({features, {unit}});
+    segment_.entries.push_back({features, {unit}, deepstack});
     if (static_cast<int64_t>(segment_.entries.size()) < options_.max_size) return std::nullopt;
     return flush();
   }
   const auto current = descriptor(features);
   std::optional<Segment> closed;
   if (segment_.entries.empty()) {
-    segment_.entries.push_back({features, {unit}});
+    segment_.entries.push_back({features, {unit}, deepstack});
     size_ = 1;
   } else {
     const double s = cosine(current, previous_);
     similarities_.push_back(s);
     if (size_ < options_.min_size || s > options_.theta) {
-      segment_.entries.push_back({features, {unit}});
+      segment_.entries.push_back({features, {unit}, deepstack});
       if (size_ >= options_.max_size)
         merge_most_similar();
       else
         ++size_;
     } else {
       closed = flush();
-      segment_.entries.push_back({features, {unit}});
+      segment_.entries.push_back({features, {unit}, deepstack});
       size_ = 1;
     }
   }
@@ -71,6 +71,7 @@ void OnlineSegmenter::merge_most_similar() {
   // The first maximum, as torch.argmax.
   const auto i = static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin());
   e[i].features = (e[i].features + e[i + 1].features) / 2.0;
+  if (e[i].deepstack.defined()) e[i].deepstack = (e[i].deepstack + e[i + 1].deepstack) / 2.0;
   e[i].units.insert(e[i].units.end(), e[i + 1].units.begin(), e[i + 1].units.end());
   e.erase(e.begin() + static_cast<std::ptrdiff_t>(i) + 1);
   const auto merged = descriptor(e[i].features);

@@ -31,6 +31,7 @@ struct SegmenterOptions {
 struct SegmentEntry {
   at::Tensor features;          // [n, hidden]
   std::vector<int64_t> units;   // the pushed units it holds, in push order (0, 1, ... over the stream)
+  at::Tensor deepstack;         // Qwen3-VL: [K, n, hidden] beside features, merged as they are; else undefined
 };
 
 struct Segment {
@@ -44,7 +45,8 @@ class OnlineSegmenter {
   explicit OnlineSegmenter(SegmenterOptions options);
 
   // The next unit's visual tokens [n, hidden]; returns the segment this closed, if any.
-  std::optional<Segment> push(const at::Tensor& features);
+  // `deepstack`: Qwen3-VL's DeepStack features of those tokens (undefined: none).
+  std::optional<Segment> push(const at::Tensor& features, const at::Tensor& deepstack = {});
   // Closes the open segment (end of the frames, or a question is coming); nullopt when none is open.
   std::optional<Segment> flush();
 
