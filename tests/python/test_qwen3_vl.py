@@ -100,6 +100,8 @@ def test_deepstack_hidden_states_after_each_layer_equal_hf(compared):
 
 def test_first_logits_and_20_greedy_tokens_equal_hf(compared):
     ours, arrays, hf, ref, _ = compared
+    print(f"max |Δ logits| {np.abs(arrays['logits'] - ref['logits']).max():.2g} (logits up to "
+          f"{np.abs(ref['logits']).max():.2g}), hidden states {np.abs(arrays['hidden-states'] - ref['hidden']).max():.2g}")
     assert np.abs(arrays["logits"] - ref["logits"]).max() <= 1e-4
     assert ours["generated_ids"] == hf["greedy"]
     assert len(hf["greedy"]) == 20 or hf["greedy"][-1] in compared[4]["tokens"]["eos"]
