@@ -178,9 +178,6 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
   CHECK(at::equal(rope.tables(context, at::kFloat).cos, first.cos));
 }
 
-}  // namespace
-}  // namespace svqa
-
 TEST_CASE("interleaved mRoPE (Qwen3-VL) takes slot i from h at i%3==1, w at i%3==2, below 3*section, else t",
           "[rope]") {
   const int64_t d = 32;  // 16 slots, sections [6, 5, 5]: h at 1, 4, ..., 13; w at 2, 5, ..., 14; t at the rest
@@ -202,3 +199,6 @@ TEST_CASE("interleaved mRoPE (Qwen3-VL) takes slot i from h at i%3==1, w at i%3=
   CHECK_FALSE(at::allclose(blocks, c));
   CHECK_THROWS_WITH(RotaryEmbedding(d, 1e4, {16}, MropeLayout::Interleaved), Catch::Contains("has 3 entries"));
 }
+
+}  // namespace
+}  // namespace svqa

@@ -20,7 +20,7 @@ RUNS = {
     "memstream_aks": ("{type: memstream_aks, options: {n_local: 40}}", "{type: internal, options: {retrieve_size: 3}}"),
     "mukv": ("{type: mukv_multigrain, options: {segment_frames: 4}}", "{type: mukv_semi_hierarchical}"),
     "mukv_quadrants": ("{type: mukv_multigrain, options: {segment_frames: 4, patch_layout: quadrants}}",
-                       "{type: internal, options: {retrieve_size: 3}}"),
+                       "{type: mukv_semi_hierarchical}"),
     "streamkv": ("{type: streamkv_segments, options: {n_local: 200, min_segment_size: 2, max_segment_size: 3, "
                  "keep_fraction: 0.5}}", "{type: streamkv_layer_adaptive}"),
 }
