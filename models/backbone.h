@@ -19,6 +19,12 @@ struct LayerQkv {
   at::Tensor v;  // [T, kv_heads, head_dim]
 };
 
+// Visual tokens with Qwen3-VL's DeepStack features.
+struct VisualFeatures {
+  at::Tensor tokens;     // [n, hidden], as encode_frames
+  at::Tensor deepstack;  // [K, n, hidden], added after LLM layers 0..K-1 (models/deepstack.h); undefined: none
+};
+
 class Backbone {
  public:
   virtual ~Backbone() = default;
@@ -29,8 +35,10 @@ class Backbone {
   virtual at::ScalarType dtype() const = 0;
 
   // Visual tokens [n, hidden] in sequence order. LLaVA-OV: tokens_per_frame per frame, frame by
-  // frame. Qwen2.5-VL: (t, h/m, w/m) merged cells, row-major per temporal patch.
+  // frame. Qwen2.5-VL, Qwen3-VL: (t, h/m, w/m) merged cells, row-major per temporal patch.
   virtual at::Tensor encode_frames(const VisualInput& input) = 0;
+  // The same with DeepStack features (Qwen3-VL); other backbones have none.
+  virtual VisualFeatures encode_visual(const VisualInput& input) { return {encode_frames(input), {}}; }
   // LLaVA-OV's `image_newline`, which HF appends once after a video; nullopt when the model has none.
   virtual std::optional<at::Tensor> video_newline() const = 0;
 

@@ -115,6 +115,10 @@ void check_export_weights(const Manifest& m, const torch::jit::Module& text, con
     c.shape(file, tensors, "k_proj.weight", {kv_width, hidden});
     c.shape(file, tensors, "v_proj.weight", {kv_width, hidden});
     c.shape(file, tensors, "o_proj.weight", {hidden, q_width});
+    if (m.architecture == Architecture::Qwen3_VL) {  // QK-norm: one RMSNorm over each head's dims
+      c.shape(file, tensors, "q_norm.weight", {Dim{t.head_dim, "text.head_dim"}});
+      c.shape(file, tensors, "k_norm.weight", {Dim{t.head_dim, "text.head_dim"}});
+    }
     // The MLP width is not in the manifest: every layer must match the first one.
     if (i == 0) first_layer = tensors;
     for (const auto& [name, tensor] : tensors) {
@@ -160,9 +164,25 @@ void check_export_weights(const Manifest& m, const torch::jit::Module& text, con
     c.shape(vision_file, vt, "blocks.0.attn.qkv.weight",
             {{3 * v.num_heads * v.head_dim, "3 × vision.num_heads × vision.head_dim"}, {width, "(the ViT width)"}});
     const int64_t merged = width * v.spatial_merge_size * v.spatial_merge_size;
-    c.shape(vision_file, vt, "merger.mlp.0.weight",
-            {{merged, "vision.spatial_merge_size² × the ViT width"}, {merged, "vision.spatial_merge_size² × the ViT width"}});
-    c.shape(vision_file, vt, "merger.mlp.2.weight", {hidden, {}});
+    const Dim merged_dim{merged, "vision.spatial_merge_size² × the ViT width"};
+    if (m.architecture == Architecture::Qwen2_5_VL) {
+      c.shape(vision_file, vt, "merger.mlp.0.weight", {merged_dim, merged_dim});
+      c.shape(vision_file, vt, "merger.mlp.2.weight", {hidden, {}});
+      return;
+    }
+    c.shape(vision_file, vt, "merger.linear_fc1.weight", {merged_dim, merged_dim});
+    c.shape(vision_file, vt, "merger.linear_fc2.weight", {hidden, {}});
+    c.shape(vision_file, vt, "pos_embed.weight",
+            {{v.num_position_embeddings, "vision.num_position_embeddings"}, {width, "(the ViT width)"}});
+    const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(v.num_position_embeddings))));
+    if (side * side != v.num_position_embeddings)
+      c.fail("manifest.json", "vision.num_position_embeddings = " + std::to_string(v.num_position_embeddings) +
+                                  " is not a square (Qwen3-VL learns a square grid of positions)");
+    for (int64_t k = 0; k < v.deepstack_layers; ++k)
+      c.shape(vision_file, vt, "deepstack_mergers." + std::to_string(k) + ".linear_fc2.weight", {hidden, {}});
+    if (vt.count("deepstack_mergers." + std::to_string(v.deepstack_layers) + ".linear_fc2.weight"))
+      c.fail(vision_file, "has more DeepStack mergers than manifest.json vision.deepstack_layers = " +
+                              std::to_string(v.deepstack_layers));
   }
 }
 

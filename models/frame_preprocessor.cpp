@@ -72,27 +72,59 @@ VisualInput patchify_qwen(at::Tensor frames, const ImageSpec& spec) {
 
 }  // namespace
 
-std::pair<int64_t, int64_t> qwen_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
-                                              int64_t max_pixels) {
-  const auto h = static_cast<double>(height), w = static_cast<double>(width), f = static_cast<double>(factor);
+namespace {
+
+void check_aspect(double h, double w, int64_t height, int64_t width) {
   if (std::max(h, w) / std::min(h, w) > 200)
     throw std::invalid_argument("frames of " + std::to_string(width) + "x" + std::to_string(height) +
                                 ": aspect ratio above 200 (Qwen's smart_resize refuses it)");
+}
+
+// The rule both smart_resizes share: sides rounded (halves to even) to multiples of `factor`, then,
+// if t_bar · h · w leaves [min_pixels, max_pixels], scaled by beta (t the clip's frame count).
+std::pair<int64_t, int64_t> fit_pixels(double t, int64_t t_bar, double h, double w, int64_t factor, int64_t min_pixels,
+                                       int64_t max_pixels) {
+  const auto f = static_cast<double>(factor);
   int64_t h_bar = round_half_even(h / f) * factor;
   int64_t w_bar = round_half_even(w / f) * factor;
-  if (h_bar * w_bar > max_pixels) {
-    const double beta = std::sqrt(h * w / static_cast<double>(max_pixels));
+  if (t_bar * h_bar * w_bar > max_pixels) {
+    const double beta = std::sqrt(t * h * w / static_cast<double>(max_pixels));
     h_bar = std::max(factor, static_cast<int64_t>(std::floor(h / beta / f)) * factor);
     w_bar = std::max(factor, static_cast<int64_t>(std::floor(w / beta / f)) * factor);
-  } else if (h_bar * w_bar < min_pixels) {
-    const double beta = std::sqrt(static_cast<double>(min_pixels) / (h * w));
+  } else if (t_bar * h_bar * w_bar < min_pixels) {
+    const double beta = std::sqrt(static_cast<double>(min_pixels) / (t * h * w));
     h_bar = static_cast<int64_t>(std::ceil(h * beta / f)) * factor;
     w_bar = static_cast<int64_t>(std::ceil(w * beta / f)) * factor;
   }
   return {h_bar, w_bar};
 }
 
-VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec) {
+}  // namespace
+
+std::pair<int64_t, int64_t> qwen_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
+                                              int64_t max_pixels) {
+  const auto h = static_cast<double>(height), w = static_cast<double>(width);
+  check_aspect(h, w, height, width);
+  return fit_pixels(1.0, 1, h, w, factor, min_pixels, max_pixels);
+}
+
+std::pair<int64_t, int64_t> qwen3_smart_resize(int64_t frames, int64_t height, int64_t width, int64_t temporal_factor,
+                                               int64_t factor, int64_t min_pixels, int64_t max_pixels) {
+  if (frames < temporal_factor)
+    throw std::invalid_argument("Qwen3-VL preprocessing: " + std::to_string(frames) + " frame(s); a clip needs at least " +
+                                std::to_string(temporal_factor) + " (one temporal patch)");
+  double h = static_cast<double>(height), w = static_cast<double>(width);
+  if (height < factor || width < factor) {  // HF: int(side * scale), scale = max(factor / h, factor / w)
+    const double scale = std::max(static_cast<double>(factor) / h, static_cast<double>(factor) / w);
+    h = static_cast<double>(static_cast<int64_t>(h * scale));
+    w = static_cast<double>(static_cast<int64_t>(w * scale));
+  }
+  check_aspect(h, w, height, width);
+  const int64_t t_bar = round_half_even(static_cast<double>(frames) / static_cast<double>(temporal_factor)) * temporal_factor;
+  return fit_pixels(static_cast<double>(frames), t_bar, h, w, factor, min_pixels, max_pixels);
+}
+
+VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
   if (rgb.scalar_type() != at::kByte || rgb.dim() != 4 || rgb.size(3) != 3 || rgb.size(0) == 0)
     throw std::invalid_argument(std::string("preprocess_frames: expected uint8 frames [F, H, W, 3] with F >= 1, got ") +
                                 std::string(c10::getDtypeNames(rgb.scalar_type()).first) + " " + c10::str(rgb.sizes()));
@@ -108,7 +140,10 @@ VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec) {
                                 " must be patch_size * merge_size = " +
                                 std::to_string(spec.patch_size * spec.merge_size));
   const auto [height, width] =
-      qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels, spec.max_pixels);
+      spec.resize == ImageSpec::Resize::Qwen3Smart
+          ? qwen3_smart_resize(clip_frames > 0 ? clip_frames : frames.size(0), frames.size(2), frames.size(3),
+                               spec.temporal_patch_size, spec.factor, spec.min_pixels, spec.max_pixels)
+          : qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels, spec.max_pixels);
   return patchify_qwen(rescale_and_normalize(resize_like_torchvision(frames, height, width), spec), spec);
 }
 

@@ -15,26 +15,75 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids) { return at::tensor(ids, 
 }  // namespace
 
 RotaryEmbedding text_rotary(const Manifest& m) {
-  return RotaryEmbedding(m.text.head_dim, m.text.rope_theta, m.text.mrope_section);
+  return RotaryEmbedding(m.text.head_dim, m.text.rope_theta, m.text.mrope_section,
+                         m.text.mrope_interleaved ? MropeLayout::Interleaved : MropeLayout::Blocks);
 }
 
-PromptSequence video_prompt_sequence(Backbone& backbone, const VisualInput& input, const at::Tensor& visual,
-                                     double fps, const std::string& question) {
-  const auto ids = video_prompt_ids(backbone.manifest(), backbone.tokenizer(), question);
-  const int64_t n_before = static_cast<int64_t>(ids.before.size());
-  std::vector<at::Tensor> embeds{backbone.embed(ids_tensor(ids.before)), visual.to(backbone.device(), backbone.dtype())};
-  std::vector<at::Tensor> positions{text_positions(0, n_before),
-                                    video_positions(backbone.manifest(), input, visual.size(0), n_before, fps)};
-  int64_t next = next_position(positions.back());
-  if (auto newline = backbone.video_newline()) {
-    embeds.push_back(newline->to(backbone.device(), backbone.dtype()));
-    positions.push_back(text_positions(next++, 1));
+namespace {
+
+// The growing prompt: embeddings, positions and ids, piece by piece.
+struct SequenceBuilder {
+  explicit SequenceBuilder(Backbone& b) : backbone(b) {}
+  Backbone& backbone;
+  std::vector<at::Tensor> embeds, positions, ids;
+  std::vector<DeepStack> deepstack;
+  int64_t rows = 0, next = 0, visual = 0;
+
+  void text(const std::vector<int64_t>& tokens) {
+    const auto n = static_cast<int64_t>(tokens.size());
+    embeds.push_back(backbone.embed(ids_tensor(tokens)));
+    positions.push_back(text_positions(next, n));
+    ids.push_back(ids_tensor(tokens));
+    rows += n;
+    next += n;
   }
-  embeds.push_back(backbone.embed(ids_tensor(ids.after)));
-  positions.push_back(text_positions(next, static_cast<int64_t>(ids.after.size())));
-  PromptSequence seq{at::cat(embeds, 0), at::cat(positions, 1), 0, visual.size(0)};
-  seq.text_tokens = seq.embeds.size(0) - seq.visual_tokens;
-  return seq;
+  // Visual tokens (counted as visual unless `counted` is false: LLaVA-OV's newline embedding).
+  void tokens(const at::Tensor& t, const at::Tensor& pos, const at::Tensor& features, int64_t begin, bool counted = true) {
+    const int64_t n = t.size(0);
+    embeds.push_back(t.to(backbone.device(), backbone.dtype()));
+    positions.push_back(pos);
+    ids.push_back(at::full({n}, -1, at::kLong));
+    if (features.defined()) deepstack.push_back(deepstack_slice(features, begin, n, rows));
+    rows += n;
+    if (counted) visual += n;
+    next = next_position(pos);
+  }
+  PromptSequence done() {
+    PromptSequence seq{at::cat(embeds, 0), at::cat(positions, 1), at::cat(ids, 0), concat_deepstack(deepstack), 0, visual};
+    seq.text_tokens = seq.embeds.size(0) - visual;
+    return seq;
+  }
+};
+
+}  // namespace
+
+PromptSequence video_prompt_sequence(Backbone& backbone, const VisualInput& input, const VisualFeatures& visual,
+                                     const std::vector<double>& frame_times, double fps, const std::string& question) {
+  const Manifest& m = backbone.manifest();
+  const Tokenizer& tok = backbone.tokenizer();
+  const auto ids = video_prompt_ids(m, tok, question);
+  SequenceBuilder b(backbone);
+  b.text(ids.before);
+  if (m.architecture == Architecture::Qwen3_VL) {
+    const auto seconds = temporal_patch_seconds(frame_times, m.vision.temporal_patch_size);
+    const int64_t t = input.grid_thw[0], per_patch = visual.tokens.size(0) / t;
+    if (static_cast<int64_t>(seconds.size()) != t)
+      throw std::invalid_argument("video prompt: " + std::to_string(frame_times.size()) + " frame times for " +
+                                  std::to_string(t) + " temporal patches");
+    for (int64_t k = 0; k < t; ++k) {
+      const auto frame = frame_prompt_ids(m, tok, seconds[static_cast<size_t>(k)]);
+      b.text(frame.before);
+      const VisualInput one{{}, {1, input.grid_thw[1], input.grid_thw[2]}};
+      b.tokens(visual.tokens.narrow(0, k * per_patch, per_patch), video_positions(m, one, per_patch, b.next, fps),
+               visual.deepstack, k * per_patch);
+      b.text(frame.after);
+    }
+  } else {
+    b.tokens(visual.tokens, video_positions(m, input, visual.tokens.size(0), b.next, fps), visual.deepstack, 0);
+    if (auto newline = backbone.video_newline()) b.tokens(*newline, text_positions(b.next, 1), {}, 0, false);
+  }
+  b.text(ids.after);
+  return b.done();
 }
 
 FullContextDecoder::FullContextDecoder(Backbone& backbone)
@@ -61,8 +110,8 @@ void FullContextDecoder::set_past(std::vector<KvCache> past, std::vector<int64_t
   next_position_ = std::move(next_positions);
 }
 
-at::Tensor FullContextDecoder::forward(const at::Tensor& embeds, const at::Tensor& positions) {
-  return run(embeds, std::vector<at::Tensor>(kv_.size(), positions));
+at::Tensor FullContextDecoder::forward(const at::Tensor& embeds, const at::Tensor& positions, const DeepStack& deepstack) {
+  return run(embeds, std::vector<at::Tensor>(kv_.size(), positions), deepstack);
 }
 
 at::Tensor FullContextDecoder::forward_text(const at::Tensor& embeds) {
@@ -71,7 +120,9 @@ at::Tensor FullContextDecoder::forward_text(const at::Tensor& embeds) {
   return run(embeds, positions);
 }
 
-at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions) {
+at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions,
+                                   const DeepStack& deepstack) {
+  recorded_.clear();
   at::Tensor h = embeds.to(backbone_.device(), backbone_.dtype());
   for (int64_t l = 0; l < backbone_.num_layers(); ++l) {
     const auto tables = rope_.tables(positions[l].to(backbone_.device()), backbone_.dtype());
@@ -86,7 +137,8 @@ at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<a
       kv = KvCache::wrap(apply_rotary(qkv.k, tables), qkv.v);
     }
     const auto attn = attend(apply_rotary(qkv.q, tables), kv.keys(), kv.values(), AttentionMask{});
-    h = backbone_.layer_out(l, h, attn.out);
+    h = deepstack.apply(backbone_.layer_out(l, h, attn.out), l);
+    if (record_) recorded_.push_back(h);
     next_position_[l] = std::max(next_position_[l], next_position(positions[l]));
   }
   return backbone_.logits(h.narrow(0, h.size(0) - 1, 1)).squeeze(0).to(at::kFloat);

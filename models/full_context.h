@@ -11,19 +11,24 @@
 #include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 #include "models/backbone.h"
+#include "models/deepstack.h"
 
 namespace svqa {
 
-// Embeddings and positions of [template before video, visual tokens (+ newline), template after].
+// Embeddings and positions of [template before video, visual tokens (+ newline), template after];
+// Qwen3-VL: each temporal patch's tokens inside its timestamp text.
 struct PromptSequence {
   at::Tensor embeds;     // [T, hidden]
   at::Tensor positions;  // [3, T]
+  at::Tensor ids;        // [T] int64: the text's token ids, -1 at visual tokens
+  DeepStack deepstack;   // Qwen3-VL: the visual tokens' DeepStack features and rows
   int64_t text_tokens = 0, visual_tokens = 0;
 };
 
-// `visual` = backbone.encode_frames(input); fps = the rate the frames were sampled at.
-PromptSequence video_prompt_sequence(Backbone& backbone, const VisualInput& input, const at::Tensor& visual,
-                                     double fps, const std::string& question);
+// `visual` = backbone.encode_visual(input); `frame_times` = the frames' seconds (Qwen3-VL's
+// timestamps); fps = the rate the frames were sampled at.
+PromptSequence video_prompt_sequence(Backbone& backbone, const VisualInput& input, const VisualFeatures& visual,
+                                     const std::vector<double>& frame_times, double fps, const std::string& question);
 
 RotaryEmbedding text_rotary(const Manifest& m);
 
@@ -37,21 +42,26 @@ class FullContextDecoder {
   // The same from caches (undefined = empty), whose free room the following tokens are written into.
   void set_past(std::vector<KvCache> past, std::vector<int64_t> next_positions);
 
-  // Runs `embeds` [T, hidden] at `positions` [3, T] (the same in every layer) after the past;
-  // returns the last position's logits [vocab] (float32).
-  at::Tensor forward(const at::Tensor& embeds, const at::Tensor& positions);
+  // Runs `embeds` [T, hidden] at `positions` [3, T] (the same in every layer) after the past, with
+  // DeepStack features added after the first layers; returns the last position's logits [vocab] (float32).
+  at::Tensor forward(const at::Tensor& embeds, const at::Tensor& positions, const DeepStack& deepstack = {});
+  // Keeps each layer's output [T, hidden] of the following forwards (for parity checks).
+  void record_hidden_states(bool on) { record_ = on; }
+  const std::vector<at::Tensor>& hidden_states() const { return recorded_; }
   // The same for text continuing the past: in each layer at that layer's next positions.
   at::Tensor forward_text(const at::Tensor& embeds);
   // Greedy continuation of the last forward: up to `max_new_tokens` ids, stopping after an EOS id.
   std::vector<int64_t> generate(const at::Tensor& last_logits, int64_t max_new_tokens);
 
  private:
-  at::Tensor run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions);
+  at::Tensor run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions, const DeepStack& deepstack = {});
 
   Backbone& backbone_;
   RotaryEmbedding rope_;
   std::vector<KvCache> kv_;             // per layer [S, kv_heads, head_dim], keys rotated
   std::vector<int64_t> next_position_;  // per layer
+  bool record_ = false;
+  std::vector<at::Tensor> recorded_;
 };
 
 }  // namespace svqa

@@ -78,10 +78,11 @@ ImageSpec image_spec_from_json(const json& j, const std::string& where) {
   const json resize = j.value("resize", json());
   if (resize == "fixed") spec.resize = ImageSpec::Resize::Fixed;
   else if (resize == "qwen_smart") spec.resize = ImageSpec::Resize::QwenSmart;
+  else if (resize == "qwen3_smart") spec.resize = ImageSpec::Resize::Qwen3Smart;
   else if (resize == "shortest_edge_crop") spec.resize = ImageSpec::Resize::ShortestEdgeCrop;
   else if (resize.is_null())
-    throw std::runtime_error(where + ": image.resize: missing (expected \"fixed\", \"qwen_smart\" or \"shortest_edge_crop\")");
-  else r.fail("resize", "\"fixed\", \"qwen_smart\" or \"shortest_edge_crop\"");
+    throw std::runtime_error(where + ": image.resize: missing (expected \"fixed\", \"qwen_smart\", \"qwen3_smart\" or \"shortest_edge_crop\")");
+  else r.fail("resize", "\"fixed\", \"qwen_smart\", \"qwen3_smart\" or \"shortest_edge_crop\"");
   const bool fixed = spec.resize == ImageSpec::Resize::Fixed, crop = spec.resize == ImageSpec::Resize::ShortestEdgeCrop;
   const std::set<std::string>& allowed = fixed ? kFixedOnly : crop ? kCropOnly : kQwenOnly;
   for (const auto& key : {"height", "width", "interpolation", "shortest_edge", "factor", "min_pixels", "max_pixels"})

@@ -15,6 +15,7 @@ struct ImageSpec {
   enum class Resize {
     Fixed,             // LLaVA-OneVision, SigLIP, PE-Core: every frame to height × width
     QwenSmart,         // Qwen2.5-VL: smart_resize to multiples of `factor` within [min_pixels, max_pixels]
+    Qwen3Smart,        // Qwen3-VL: the same, with the pixel limits counting every frame of the clip
     ShortestEdgeCrop,  // CLIP: shortest edge to `shortest_edge` (aspect kept), then a centred height × width crop
   };
   enum class Interpolation { Bicubic, Bilinear };  // both antialiased, as torchvision's resize
@@ -34,7 +35,7 @@ struct ImageSpec {
 
 // What the vision module consumes.
 //   Fixed:     pixels float [F, 3, height, width]; grid_thw unused (0s).
-//   QwenSmart: pixels float [t*h*w, 3*temporal_patch_size*patch_size*patch_size] in the HF
+//   QwenSmart, Qwen3Smart: pixels float [t*h*w, 3*temporal_patch_size*patch_size*patch_size] in the HF
 //              processor's order (2×2 merge order), grid_thw = {t, h, w} in patches.
 struct VisualInput {
   at::Tensor pixels;

@@ -136,7 +136,7 @@ ImageTextManifest load_image_text_manifest(const std::string& dir) {
     r.fail("dtype", "expected float32, float16 or bfloat16, got \"" + m.dtype + "\"");
   m.embedding_dim = r.integer(j, "embedding_dim", 1);
   m.image = image_spec_from_json(r.at(j, "image"), file);
-  if (m.image.resize == ImageSpec::Resize::QwenSmart)
+  if (m.image.resize == ImageSpec::Resize::QwenSmart || m.image.resize == ImageSpec::Resize::Qwen3Smart)
     r.fail("image.resize", "expected \"fixed\" or \"shortest_edge_crop\"");
   const json& text = r.at(j, "text");
   m.text_tokenizer = r.string(text, "text.tokenizer");

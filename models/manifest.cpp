@@ -86,7 +86,8 @@ Manifest load_manifest(const std::string& dir) {
   m.architecture_name = r.get<std::string>(j, "architecture", "");
   if (m.architecture_name == "llava_onevision") m.architecture = Architecture::LlavaOnevision;
   else if (m.architecture_name == "qwen2_5_vl") m.architecture = Architecture::Qwen2_5_VL;
-  else r.fail("architecture", "unknown '" + m.architecture_name + "' (expected llava_onevision or qwen2_5_vl)");
+  else if (m.architecture_name == "qwen3_vl") m.architecture = Architecture::Qwen3_VL;
+  else r.fail("architecture", "unknown '" + m.architecture_name + "' (expected llava_onevision, qwen2_5_vl or qwen3_vl)");
   m.source = r.get_or<std::string>(j, "source", "", "");
   m.dtype = r.get<std::string>(j, "dtype", "");
   if (m.dtype != "float32" && m.dtype != "float16" && m.dtype != "bfloat16")
@@ -102,6 +103,7 @@ Manifest load_manifest(const std::string& dir) {
   m.text.rope_theta = r.get<double>(t, "rope_theta", "text.");
   m.text.rms_norm_eps = r.get<double>(t, "rms_norm_eps", "text.");
   m.text.mrope_section = r.get_or<std::vector<int64_t>>(t, "mrope_section", "text.", {});
+  m.text.mrope_interleaved = r.get_or<bool>(t, "mrope_interleaved", "text.", false);
   if (m.text.num_heads <= 0 || m.text.num_kv_heads <= 0 || m.text.num_heads % m.text.num_kv_heads)
     r.fail("text.num_kv_heads", "must divide num_heads");
 
@@ -110,15 +112,24 @@ Manifest load_manifest(const std::string& dir) {
     m.vision.tokens_per_frame = r.get<int64_t>(v, "tokens_per_frame", "vision.");
     m.vision.video_newline = r.get<bool>(v, "video_newline", "vision.");
   } else {
+    const bool qwen3 = m.architecture == Architecture::Qwen3_VL;
     m.vision.patch_size = r.get<int64_t>(v, "patch_size", "vision.");
     m.vision.spatial_merge_size = r.get<int64_t>(v, "spatial_merge_size", "vision.");
     m.vision.temporal_patch_size = r.get<int64_t>(v, "temporal_patch_size", "vision.");
-    m.vision.window_size = r.get<int64_t>(v, "window_size", "vision.");
     m.vision.num_heads = r.get<int64_t>(v, "num_heads", "vision.");
     m.vision.head_dim = r.get<int64_t>(v, "head_dim", "vision.");
     m.vision.rope_theta = r.get<double>(v, "rope_theta", "vision.");
-    m.vision.tokens_per_second = r.get<double>(v, "tokens_per_second", "vision.");
-    if (m.text.mrope_section.empty()) r.fail("text.mrope_section", "missing (Qwen2.5-VL uses mRoPE)");
+    if (qwen3) {
+      m.vision.num_position_embeddings = r.get<int64_t>(v, "num_position_embeddings", "vision.");
+      m.vision.deepstack_layers = r.get<int64_t>(v, "deepstack_layers", "vision.");
+      if (m.vision.deepstack_layers < 0 || m.vision.deepstack_layers > m.text.num_layers)
+        r.fail("vision.deepstack_layers", "must be in [0, text.num_layers]");
+      if (!m.text.mrope_interleaved) r.fail("text.mrope_interleaved", "must be true (Qwen3-VL interleaves mRoPE)");
+    } else {
+      m.vision.window_size = r.get<int64_t>(v, "window_size", "vision.");
+      m.vision.tokens_per_second = r.get<double>(v, "tokens_per_second", "vision.");
+    }
+    if (m.text.mrope_section.empty()) r.fail("text.mrope_section", "missing (" + m.architecture_name + " uses mRoPE)");
   }
   m.image = image_spec_from_json(r.at(j, "image", ""), file);
   m.eos_ids = r.get<std::vector<int64_t>>(r.at(j, "tokens", ""), "eos", "tokens.");
@@ -126,6 +137,11 @@ Manifest load_manifest(const std::string& dir) {
   const size_t video = m.video_prompt.find("{video}"), question = m.video_prompt.find("{question}");
   if (video == std::string::npos || question == std::string::npos || question < video)
     r.fail("chat.video_prompt", "must contain {video} and, after it, {question}");
+
+  m.frame_prompt = r.get_or<std::string>(r.at(j, "chat", ""), "frame_prompt", "chat.", "");
+  if (m.architecture == Architecture::Qwen3_VL && (m.frame_prompt.find("{seconds}") == std::string::npos ||
+                                                   m.frame_prompt.find("{frame}") == std::string::npos))
+    r.fail("chat.frame_prompt", "must contain {seconds} and {frame} (Qwen3-VL writes each temporal patch's time)");
 
   const json& f = r.at(j, "files", "");
   m.tokenizer_file = m.path(r.get<std::string>(f, "tokenizer", "files."), "files.tokenizer");

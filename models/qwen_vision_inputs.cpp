@@ -19,27 +19,33 @@ at::Tensor block_diagonal_mask(const std::vector<int64_t>& lengths, int64_t n) {
 
 }  // namespace
 
-QwenVisionInputs qwen_vision_inputs(int64_t grid_h, int64_t grid_w, const QwenVisionSpec& spec) {
-  const int64_t m = spec.merge_size, unit = m * m;
+std::pair<at::Tensor, at::Tensor> vision_patch_coordinates(int64_t grid_h, int64_t grid_w, int64_t m) {
   if (grid_h % m || grid_w % m)
     throw std::invalid_argument("qwen vision: grid " + std::to_string(grid_h) + "x" + std::to_string(grid_w) +
                                 " patches is not a multiple of merge size " + std::to_string(m));
-  const int64_t n = grid_h * grid_w, cells_h = grid_h / m, cells_w = grid_w / m;
-
-  // Patch (h, w) coordinates in merge-block order: cell by cell, m×m patches inside each.
+  const int64_t cells_h = grid_h / m, cells_w = grid_w / m;
   const auto opts = at::TensorOptions().dtype(at::kLong);
   auto hpos = at::arange(grid_h, opts).unsqueeze(1).expand({grid_h, grid_w});
   auto wpos = at::arange(grid_w, opts).unsqueeze(0).expand({grid_h, grid_w});
-  hpos = hpos.reshape({cells_h, m, cells_w, m}).permute({0, 2, 1, 3}).flatten();
-  wpos = wpos.reshape({cells_h, m, cells_w, m}).permute({0, 2, 1, 3}).flatten();
+  return {hpos.reshape({cells_h, m, cells_w, m}).permute({0, 2, 1, 3}).flatten(),
+          wpos.reshape({cells_h, m, cells_w, m}).permute({0, 2, 1, 3}).flatten()};
+}
 
-  // Axial rotary: slots [0, d/4) from h, [d/4, d/2) from w, then duplicated (HF's recomposition).
-  const int64_t spatial = spec.head_dim / 2;
-  const auto exponent = at::arange(0, spatial, 2, opts).to(at::kFloat) / static_cast<float>(spatial);
-  const auto inv = 1.0 / at::pow(at::scalar_tensor(spec.rope_theta, at::kFloat), exponent);
+at::Tensor vision_axial_rotary(const at::Tensor& hpos, const at::Tensor& wpos, int64_t head_dim, double theta) {
+  const int64_t spatial = head_dim / 2;
+  const auto exponent = at::arange(0, spatial, 2, at::kLong).to(at::kFloat) / static_cast<float>(spatial);
+  const auto inv = 1.0 / at::pow(at::scalar_tensor(theta, at::kFloat), exponent);
   const auto fh = hpos.to(at::kFloat).unsqueeze(1) * inv, fw = wpos.to(at::kFloat).unsqueeze(1) * inv;
   const auto hw = at::cat({fh, fw}, 1);
-  const auto emb = at::cat({hw, hw}, 1);
+  return at::cat({hw, hw}, 1);
+}
+
+QwenVisionInputs qwen_vision_inputs(int64_t grid_h, int64_t grid_w, const QwenVisionSpec& spec) {
+  const int64_t m = spec.merge_size, unit = m * m;
+  const auto [hpos, wpos] = vision_patch_coordinates(grid_h, grid_w, m);
+  const int64_t n = grid_h * grid_w, cells_h = grid_h / m, cells_w = grid_w / m;
+  const auto opts = at::TensorOptions().dtype(at::kLong);
+  const auto emb = vision_axial_rotary(hpos, wpos, spec.head_dim, spec.rope_theta);
 
   // Windows of `cells` × `cells` merged cells, row-major; the last row/column of windows may be partial.
   const int64_t cells = spec.window_size / m / spec.patch_size;

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace svqa {
 
@@ -21,6 +22,14 @@ struct QwenVisionInputs {
   at::Tensor full_mask;       // [N, N] float32 additive (0 / -inf)
   at::Tensor window_mask;     // [N, N] float32 additive, block-diagonal per window
 };
+
+// Patch (h, w) coordinates [N] int64 each, in merge-block order: cell by cell, m×m patches inside
+// each (the processor's patch order). Throws when the grid is not a multiple of merge_size.
+std::pair<at::Tensor, at::Tensor> vision_patch_coordinates(int64_t grid_h, int64_t grid_w, int64_t merge_size);
+
+// Axial 2-D rotary angles [N, head_dim] float32: slots [0, d/4) from h, [d/4, d/2) from w, the
+// whole duplicated (HF's recomposition; the same in Qwen2.5-VL and Qwen3-VL).
+at::Tensor vision_axial_rotary(const at::Tensor& hpos, const at::Tensor& wpos, int64_t head_dim, double theta);
 
 // grid_h, grid_w in patches (multiples of merge_size), one temporal patch (N = grid_h * grid_w).
 QwenVisionInputs qwen_vision_inputs(int64_t grid_h, int64_t grid_w, const QwenVisionSpec& spec);

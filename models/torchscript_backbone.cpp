@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/export_weights.h"
+#include "models/qwen3_vision_inputs.h"
 #include "models/qwen_vision_inputs.h"
 #include "models/torchscript_file.h"
 
@@ -14,6 +15,15 @@ std::string shape_of(const at::Tensor& t) {
   std::string s = "[";
   for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
   return s + "]";
+}
+
+void check_patches(const VisualInput& input, const VisionSpec& v) {
+  const auto [t, h, w] = input.grid_thw;
+  const int64_t row = 3 * v.temporal_patch_size * v.patch_size * v.patch_size;
+  if (input.pixels.dim() != 2 || input.pixels.size(0) != t * h * w || input.pixels.size(1) != row)
+    throw std::invalid_argument("backbone: frame size mismatch: pixels " + shape_of(input.pixels) + " for grid (" +
+                                std::to_string(t) + ", " + std::to_string(h) + ", " + std::to_string(w) +
+                                "), this export expects [t*h*w, " + std::to_string(row) + "]");
 }
 
 // Frames per LLaVA vision call. The activations a call holds grow with its frames, and on the CPU a
@@ -81,9 +91,16 @@ std::optional<at::Tensor> TorchScriptBackbone::video_newline() const {
   return vision_.attr("image_newline").toTensor().unsqueeze(0);
 }
 
-at::Tensor TorchScriptBackbone::encode_frames(const VisualInput& input) {
+at::Tensor TorchScriptBackbone::encode_frames(const VisualInput& input) { return encode_visual(input).tokens; }
+
+VisualFeatures TorchScriptBackbone::encode_visual(const VisualInput& input) {
   if (!input.pixels.defined()) throw std::invalid_argument("backbone: no pixels given");
-  return manifest_.architecture == Architecture::LlavaOnevision ? encode_llava(input.pixels) : encode_qwen(input);
+  switch (manifest_.architecture) {
+    case Architecture::LlavaOnevision: return {encode_llava(input.pixels), {}};
+    case Architecture::Qwen2_5_VL: return {encode_qwen(input), {}};
+    case Architecture::Qwen3_VL: break;
+  }
+  return encode_qwen3(input);
 }
 
 at::Tensor TorchScriptBackbone::encode_llava(const at::Tensor& pixels) {
@@ -103,12 +120,8 @@ at::Tensor TorchScriptBackbone::encode_llava(const at::Tensor& pixels) {
 
 at::Tensor TorchScriptBackbone::encode_qwen(const VisualInput& input) {
   const auto& v = manifest_.vision;
+  check_patches(input, v);
   const auto [t, h, w] = input.grid_thw;
-  const int64_t row = 3 * v.temporal_patch_size * v.patch_size * v.patch_size;
-  if (input.pixels.dim() != 2 || input.pixels.size(0) != t * h * w || input.pixels.size(1) != row)
-    throw std::invalid_argument("backbone: frame size mismatch: pixels " + shape_of(input.pixels) + " for grid (" +
-                                std::to_string(t) + ", " + std::to_string(h) + ", " + std::to_string(w) +
-                                "), this export expects [t*h*w, " + std::to_string(row) + "]");
   const auto in = qwen_vision_inputs(h, w, {v.patch_size, v.spatial_merge_size, v.window_size, v.head_dim, v.rope_theta});
   const auto on = [&](const at::Tensor& x) { return x.to(device_, x.is_floating_point() ? dtype_ : x.scalar_type()); };
   std::vector<at::Tensor> tokens;
@@ -122,6 +135,25 @@ at::Tensor TorchScriptBackbone::encode_qwen(const VisualInput& input) {
                          .toTensor());
   }
   return at::cat(tokens, 0);
+}
+
+VisualFeatures TorchScriptBackbone::encode_qwen3(const VisualInput& input) {
+  const auto& v = manifest_.vision;
+  check_patches(input, v);
+  const auto [t, h, w] = input.grid_thw;
+  const auto in = qwen3_vision_inputs(h, w, {v.spatial_merge_size, v.head_dim, v.num_position_embeddings, v.rope_theta});
+  std::vector<at::Tensor> tokens, deepstack;
+  // One temporal patch per call: HF's attention never crosses temporal patches (cu_seqlens).
+  for (int64_t i = 0; i < t; ++i) {
+    const auto patches = input.pixels.narrow(0, i * h * w, h * w).to(device_, dtype_);
+    const auto out = run_torchscript(vision_, manifest_.vision_file, "forward",
+                                     {patches, in.cos.to(device_), in.sin.to(device_), in.interp_index.to(device_),
+                                      in.interp_weight.to(device_)})
+                         .toTuple();
+    tokens.push_back(out->elements()[0].toTensor());
+    deepstack.push_back(out->elements()[1].toTensor());
+  }
+  return {at::cat(tokens, 0), at::cat(deepstack, 1)};
 }
 
 }  // namespace svqa

@@ -32,6 +32,7 @@ class TorchScriptBackbone final : public Backbone {
   at::ScalarType dtype() const override { return dtype_; }
 
   at::Tensor encode_frames(const VisualInput& input) override;
+  VisualFeatures encode_visual(const VisualInput& input) override;
   std::optional<at::Tensor> video_newline() const override;
   at::Tensor embed(const at::Tensor& ids) override;
   LayerQkv layer_qkv(int64_t layer, const at::Tensor& h) override;
@@ -47,6 +48,7 @@ class TorchScriptBackbone final : public Backbone {
   static std::map<std::string, at::Tensor> parameters_of(const torch::jit::Module& module);
   at::Tensor encode_llava(const at::Tensor& pixels);
   at::Tensor encode_qwen(const VisualInput& input);
+  VisualFeatures encode_qwen3(const VisualInput& input);
   torch::jit::Module& layer(int64_t i);
 
   Manifest manifest_;

@@ -18,6 +18,16 @@ at::Tensor video_positions(const Manifest& m, const VisualInput& input, int64_t 
                                 std::to_string(w) + ") has " + std::to_string(t * h * w) + " tokens, got " +
                                 std::to_string(num_tokens));
   // HF: second_per_grid_t = temporal_patch_size / fps (a float32 tensor), times tokens_per_second.
+  if (m.architecture == Architecture::Qwen3_VL) {
+    // Each temporal patch is its own group between timestamp texts (HF's get_rope_index splits
+    // the grid per patch): t is the group's start, time is carried by the text.
+    if (t != 1)
+      throw std::invalid_argument("video positions: Qwen3-VL places one temporal patch at a time, got " +
+                                  std::to_string(t));
+    const auto opts = at::TensorOptions().dtype(at::kLong);
+    return at::stack({at::full({h * w}, start, opts), (at::arange(h, opts) + start).view({h, 1}).expand({h, w}).flatten(),
+                      (at::arange(w, opts) + start).view({1, w}).expand({h, w}).flatten()});
+  }
   const auto seconds_per_grid = at::scalar_tensor(static_cast<double>(m.vision.temporal_patch_size) / fps, at::kFloat);
   const auto interval = seconds_per_grid * static_cast<float>(m.vision.tokens_per_second);
   const auto opts = at::TensorOptions().dtype(at::kLong);

@@ -33,7 +33,7 @@ struct Setup {
     const Frames frames = noise_frames(6);
     VisualUnitMaker maker(backbone, frames);
     for (const auto& u : maker.make(0, 6, static_cast<int64_t>(sinks.size()), static_cast<int64_t>(sinks.size())))
-      inputs.push_back({u.tokens, u.positions});
+      inputs.push_back({u.tokens, u.positions, u.deepstack});
   }
 };
 

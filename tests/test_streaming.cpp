@@ -1,5 +1,6 @@
-// The streaming path on tiny random exports of both architectures: ReKV with the whole stream in
-// its window and every block retrieved must answer exactly as the full-context model does.
+// The streaming path on tiny random exports of the three architectures: ReKV with the whole stream
+// in its window and every block retrieved must answer exactly as the full-context model does
+// (Qwen3-VL: its units' timestamp text and DeepStack features included).
 
 #include <catch2/catch.hpp>
 
@@ -9,6 +10,7 @@
 
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
+#include "models/deepstack.h"
 #include "models/full_context.h"
 #include "models/torchscript_backbone.h"
 #include "strategies/encoding/rekv_sliding_window.h"
@@ -31,11 +33,13 @@ at::Tensor embed_ids(Backbone& b, const std::vector<int64_t>& ids) { return b.em
 
 TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals the full context", "[tiny_backbone]") {
   at::InferenceMode inference;
-  for (const std::string arch : {"llava_onevision", "qwen2_5_vl"}) {
+  for (const std::string arch : {"llava_onevision", "qwen2_5_vl", "qwen3_vl"}) {
     INFO(arch);
     TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/" + arch, at::kCPU);
-    const bool qwen = arch == "qwen2_5_vl";
-    const Frames frames = qwen ? random_frames(6, 140, 168, 1.0) : random_frames(6, 48, 48, 1.0);
+    const bool qwen = arch != "llava_onevision", qwen3 = arch == "qwen3_vl";
+    const Frames frames = qwen3  ? random_frames(6, 64, 96, 1.0)
+                          : qwen ? random_frames(6, 140, 168, 1.0)
+                                 : random_frames(6, 48, 48, 1.0);
     const auto sink_ids = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
     const std::string prompt = "\nWhat happens?<|im_end|>\n<|im_start|>assistant\n";
 
@@ -52,14 +56,26 @@ TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals th
       const auto answer = answer_question(backbone, encoder, bank, retrieval, {"q", "What happens in the video?", 10.0},
                                           prompt, {policy, 5});
 
-      // The reference: one causal forward over [sinks | every visual token | prompt].
+      // The reference: one causal forward over [sinks | every unit | prompt], DeepStack at the units' rows.
       std::vector<at::Tensor> embeds{embed_ids(backbone, sink_ids)}, positions{text_positions(0, sink_ids.size())};
-      for (const auto& u : units) embeds.push_back(u.tokens), positions.push_back(u.positions);
+      std::vector<DeepStack> deepstack;
+      int64_t row = static_cast<int64_t>(sink_ids.size());
+      for (const auto& u : units) {
+        embeds.push_back(u.tokens), positions.push_back(u.positions);
+        if (u.deepstack.defined()) deepstack.push_back({u.deepstack, at::arange(row, row + u.tokens.size(0), at::kLong)});
+        row += u.tokens.size(0);
+      }
+      CHECK(deepstack.size() == (qwen3 ? units.size() : 0));
+      if (qwen3) CHECK((units[0].text_before > 0 && units[0].text_after == 1));  // "<0.5 seconds><|vision_start|>" … "<|vision_end|>"
       const auto prompt_ids = backbone.tokenizer().encode(prompt);
       embeds.push_back(embed_ids(backbone, prompt_ids));
       positions.push_back(text_positions(next_position(at::cat(positions, 1)), prompt_ids.size()));
       FullContextDecoder reference(backbone);
-      const auto logits = reference.forward(at::cat(embeds), at::cat(positions, 1));
+      const auto logits = reference.forward(at::cat(embeds), at::cat(positions, 1), concat_deepstack(deepstack));
+      if (qwen3) {  // DeepStack changes the answer's logits: the encoder must have applied it
+        FullContextDecoder without(backbone);
+        CHECK((without.forward(at::cat(embeds), at::cat(positions, 1)) - logits).abs().max().item<float>() > 1e-3);
+      }
 
       for (const auto& layer : answer.selected) CHECK(layer.size() == static_cast<size_t>(bank.size()));
       CHECK((answer.prompt_logits - logits).abs().max().item<float>() <= 1e-4);

@@ -70,7 +70,7 @@ int cmd_frames(int argc, const char* const* argv) {
   if (spec) {
     const VisualInput input = preprocess_frames(frames.rgb, *spec);
     report["pixels_shape"] = input.pixels.sizes().vec();
-    if (spec->resize == ImageSpec::Resize::QwenSmart) report["grid_thw"] = input.grid_thw;
+    if (spec->resize == ImageSpec::Resize::QwenSmart || spec->resize == ImageSpec::Resize::Qwen3Smart) report["grid_thw"] = input.grid_thw;
     written = input.pixels;
   }
   if (args.count("out")) write_npy(args["out"].as<std::string>(), written);

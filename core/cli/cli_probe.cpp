@@ -30,6 +30,9 @@ int cmd_probe(int argc, const char* const* argv) {
                                                     cxxopts::value<std::string>())(
       "positions", "write the prompt's rotary positions [3, T] int64 .npy", cxxopts::value<std::string>())(
       "visual", "write the visual tokens [n, hidden] float32 .npy", cxxopts::value<std::string>())(
+      "prompt-ids", "write the prompt's token ids [T] int64 .npy (-1 at visual tokens)", cxxopts::value<std::string>())(
+      "hidden-states", "write each layer's output over the prompt [layers, T, hidden] float32 .npy",
+      cxxopts::value<std::string>())(
       "generate", "greedy tokens to generate (stops at EOS)", cxxopts::value<int64_t>()->default_value("20"))(
       "device", "cpu, cuda, cuda:1, ...", cxxopts::value<std::string>()->default_value("cpu"))(
       "threads", "intra-op CPU threads (0: torch default)", cxxopts::value<int>()->default_value("0"))(
@@ -54,14 +57,20 @@ int cmd_probe(int argc, const char* const* argv) {
   TorchScriptBackbone backbone(args["export"].as<std::string>(), device);
   const Frames frames = read_frames(args["frames"].as<std::string>(), args["fps"].as<double>());
   const VisualInput input = preprocess_frames(frames.rgb, backbone.manifest().image);
-  const auto visual = backbone.encode_frames(input);
-  const auto seq = video_prompt_sequence(backbone, input, visual, frames.fps, args["prompt"].as<std::string>());
+  const auto visual = backbone.encode_visual(input);
+  const auto seq = video_prompt_sequence(backbone, input, visual, frames.timestamps, frames.fps,
+                                         args["prompt"].as<std::string>());
 
   FullContextDecoder decoder(backbone);
-  const auto logits = decoder.forward(seq.embeds, seq.positions);
+  decoder.record_hidden_states(args.count("hidden-states") > 0);
+  const auto logits = decoder.forward(seq.embeds, seq.positions, seq.deepstack);
+  if (args.count("hidden-states"))
+    write_npy(args["hidden-states"].as<std::string>(), at::stack(decoder.hidden_states()).to(at::kFloat).contiguous());
+  decoder.record_hidden_states(false);
   if (args.count("logits")) write_npy(args["logits"].as<std::string>(), logits);
-  if (args.count("visual")) write_npy(args["visual"].as<std::string>(), visual.to(at::kFloat).contiguous());
+  if (args.count("visual")) write_npy(args["visual"].as<std::string>(), visual.tokens.to(at::kFloat).contiguous());
   if (args.count("positions")) write_npy(args["positions"].as<std::string>(), seq.positions.contiguous());
+  if (args.count("prompt-ids")) write_npy(args["prompt-ids"].as<std::string>(), seq.ids.contiguous());
   const auto ids = decoder.generate(logits, args["generate"].as<int64_t>());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -1,20 +1,46 @@
 #include "core/engine/visual_units.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/nn/rope.h"
 #include "models/frame_preprocessor.h"
 #include "models/video_positions.h"
+#include "models/video_prompt.h"
 
 namespace svqa {
 
 int64_t VisualUnitMaker::frames_per_unit_of(const Backbone& backbone) {
   const auto& m = backbone.manifest();
-  return m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
+  return uses_temporal_patches(m) ? m.vision.temporal_patch_size : 1;
 }
 
-VisualUnitMaker::VisualUnitMaker(Backbone& backbone, const Frames& frames)
-    : backbone_(backbone), frames_(frames), frames_per_unit_(frames_per_unit_of(backbone)) {}
+VisualUnitMaker::VisualUnitMaker(Backbone& backbone, const Frames& frames, int64_t clip_frames)
+    : backbone_(backbone), frames_(frames), frames_per_unit_(frames_per_unit_of(backbone)), clip_frames_(clip_frames) {}
+
+namespace {
+
+// A Qwen3-VL unit: its visual tokens inside its frame prompt, positioned from `next` (text, then
+// the patch as get_rope_index places it, then text); DeepStack features zero at the text rows.
+void wrap_in_frame_prompt(Backbone& backbone, VisualUnit& unit, const at::Tensor& deepstack, const VisualInput& one,
+                          double fps, int64_t next) {
+  const Manifest& m = backbone.manifest();
+  const auto ids = frame_prompt_ids(m, backbone.tokenizer(), (unit.start_time + unit.end_time) / 2);
+  const auto nb = static_cast<int64_t>(ids.before.size()), na = static_cast<int64_t>(ids.after.size());
+  const int64_t n = unit.tokens.size(0);
+  const auto visual = video_positions(m, one, n, next + nb, fps);
+  const int64_t after = next_position(visual);
+  unit.tokens = at::cat({backbone.embed(at::tensor(ids.before, at::kLong)), unit.tokens.to(backbone.device()),
+                         backbone.embed(at::tensor(ids.after, at::kLong))});
+  unit.positions = at::cat({text_positions(next, nb), visual, text_positions(after, na)}, 1);
+  unit.text_before = nb;
+  unit.text_after = na;
+  if (!deepstack.defined()) return;
+  const auto zeros = [&](int64_t rows) { return at::zeros({deepstack.size(0), rows, deepstack.size(2)}, deepstack.options()); };
+  unit.deepstack = at::cat({zeros(nb), deepstack, zeros(na)}, 1);
+}
+
+}  // namespace
 
 std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int64_t video_start, int64_t next_free) {
   if (count <= 0 || count % frames_per_unit_)
@@ -26,10 +52,12 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
                             ") are not in the frames held, [" + std::to_string(frames_.first) + ", " +
                             std::to_string(frames_.first + frames_.rgb.size(0)) + ")");
   const auto rgb = frames_.rgb.narrow(0, first - frames_.first, count);
-  const VisualInput input = preprocess_frames(rgb, m.image);
-  const at::Tensor tokens = backbone_.encode_frames(input);
+  const VisualInput input = preprocess_frames(rgb, m.image, clip_frames_ > 0 ? std::max(clip_frames_, count) : 0);
+  const VisualFeatures features = backbone_.encode_visual(input);
+  const at::Tensor& tokens = features.tokens;
   const int64_t units = count / frames_per_unit_, per_unit = tokens.size(0) / units;
   std::vector<VisualUnit> out;
+  int64_t next = next_free;  // Qwen3-VL: units follow one another like text
   for (int64_t u = 0; u < units; ++u) {
     VisualUnit unit;
     unit.tokens = tokens.narrow(0, u * per_unit, per_unit);
@@ -45,8 +73,14 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
       const int64_t patches = per_unit * m.vision.spatial_merge_size * m.vision.spatial_merge_size;
       unit.pixels = input.pixels.narrow(0, u * patches, patches);
       const VisualInput one{unit.pixels, {1, input.grid_thw[1], input.grid_thw[2]}};
-      // The stream is one video starting after the sinks; this unit is its temporal patch k.
-      unit.positions = video_positions(m, one, per_unit, video_start, frames_.fps, unit.first_frame / frames_per_unit_);
+      if (m.architecture == Architecture::Qwen3_VL) {
+        const auto ds = features.deepstack.defined() ? features.deepstack.narrow(1, u * per_unit, per_unit) : at::Tensor();
+        wrap_in_frame_prompt(backbone_, unit, ds, one, frames_.fps, next);
+        next = next_position(unit.positions);
+      } else {
+        // The stream is one video starting after the sinks; this unit is its temporal patch k.
+        unit.positions = video_positions(m, one, per_unit, video_start, frames_.fps, unit.first_frame / frames_per_unit_);
+      }
     }
     out.push_back(std::move(unit));
   }

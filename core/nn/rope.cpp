@@ -1,19 +1,38 @@
 #include "core/nn/rope.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace svqa {
+namespace {
 
-RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section)
-    : head_dim_(head_dim), mrope_section_(std::move(mrope_section)) {
+// all [3, T, d/2] → [T, d/2]: slots of t, with h at 1, 4, … < 3·section[1] and w at 2, 5, … <
+// 3·section[2] (HF's Qwen3VLTextRotaryEmbedding.recomposition_frequencies).
+at::Tensor interleaved_freqs(const at::Tensor& all, const std::vector<int64_t>& section) {
+  auto freqs = all[0].clone();
+  for (int64_t axis = 1; axis <= 2; ++axis) {
+    const int64_t end = std::min<int64_t>(3 * section[static_cast<size_t>(axis)], freqs.size(1));
+    const auto idx = at::arange(axis, end, 3, at::TensorOptions().dtype(at::kLong).device(all.device()));
+    freqs.index_copy_(1, idx, all[axis].index_select(1, idx));
+  }
+  return freqs;
+}
+
+}  // namespace
+
+RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section, MropeLayout layout)
+    : head_dim_(head_dim), mrope_section_(std::move(mrope_section)), layout_(layout) {
   if (head_dim <= 0 || head_dim % 2) throw std::invalid_argument("rope: head_dim must be even and positive");
   const int64_t sum = std::accumulate(mrope_section_.begin(), mrope_section_.end(), int64_t{0});
   if (!mrope_section_.empty() && sum != head_dim / 2)
     throw std::invalid_argument("rope: mrope_section sums to " + std::to_string(sum) + ", expected head_dim/2 = " +
                                 std::to_string(head_dim / 2));
+  if (layout == MropeLayout::Interleaved && mrope_section_.size() != 3)
+    throw std::invalid_argument("rope: an interleaved mrope_section has 3 entries (t, h, w), got " +
+                                std::to_string(mrope_section_.size()));
   // Same float32 expression as HF, so tables match bit for bit.
   const auto exponent = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / static_cast<float>(head_dim);
   inv_freq_ = 1.0 / at::pow(at::scalar_tensor(theta, at::kFloat), exponent);
@@ -35,6 +54,8 @@ RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType
   at::Tensor freqs;  // [T, head_dim / 2]
   if (mrope_section_.empty()) {
     freqs = positions[0].to(at::kFloat).unsqueeze(1) * inv.unsqueeze(0);
+  } else if (layout_ == MropeLayout::Interleaved) {
+    freqs = interleaved_freqs(positions.to(at::kFloat).unsqueeze(2) * inv.view({1, 1, -1}), mrope_section_);
   } else {
     const auto all = positions.to(at::kFloat).unsqueeze(2) * inv.view({1, 1, -1});  // [3, T, d/2]
     std::vector<at::Tensor> parts;

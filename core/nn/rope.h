@@ -13,6 +13,11 @@
 
 namespace svqa {
 
+// How mRoPE assigns frequency slots to the t/h/w rows. Blocks (Qwen2.5-VL): consecutive runs of
+// `mrope_section` slots, cycling t, h, w. Interleaved (Qwen3-VL): slot i is h when i % 3 == 1 and
+// i < 3·section[1], w when i % 3 == 2 and i < 3·section[2], else t.
+enum class MropeLayout { Blocks, Interleaved };
+
 struct RotaryTables {
   at::Tensor cos, sin;  // [T, head_dim], in the model dtype
 };
@@ -20,7 +25,8 @@ struct RotaryTables {
 class RotaryEmbedding {
  public:
   // `mrope_section` empty → plain RoPE; else its entries sum to head_dim / 2.
-  RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section = {});
+  RotaryEmbedding(int64_t head_dim, double theta, std::vector<int64_t> mrope_section = {},
+                  MropeLayout layout = MropeLayout::Blocks);
 
   // Tables for `positions`; the last two results are kept and returned again for equal positions:
   // every layer of a question's retrieval pass asks for its context's, then for the question's.
@@ -31,6 +37,7 @@ class RotaryEmbedding {
   int64_t head_dim_;
   at::Tensor inv_freq_;  // [head_dim / 2] float32, as HF: 1 / theta^(2i/d)
   std::vector<int64_t> mrope_section_;
+  MropeLayout layout_ = MropeLayout::Blocks;
   struct Last {
     at::Tensor positions;
     at::ScalarType dtype = at::kFloat;

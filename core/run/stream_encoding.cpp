@@ -36,7 +36,7 @@ StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& 
     if (count == 0) break;
     const Frames chunk = frames_->read(count);
     video_end_ = chunk.timestamps.back() + 1.0 / chunk.fps;
-    VisualUnitMaker units(backbone_, chunk);
+    VisualUnitMaker units(backbone_, chunk, frames_->expected_frames());
     const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position());
     encoder_.encode(backbone_, batch, bank_);
     for (const auto& u : batch) retrieval_.observe(u);

@@ -19,7 +19,7 @@ from .manifest import FORMAT_VERSION, build_manifest, processor_settings
 from .trace import trace_text, trace_layers, trace_vision
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-ARCHITECTURES = ("llava_onevision", "qwen2_5_vl")
+ARCHITECTURES = ("llava_onevision", "qwen2_5_vl", "qwen3_vl")
 
 
 def model_classes(architecture):
@@ -27,6 +27,8 @@ def model_classes(architecture):
 
     if architecture == "llava_onevision":
         return transformers.LlavaOnevisionConfig, transformers.LlavaOnevisionForConditionalGeneration
+    if architecture == "qwen3_vl":
+        return transformers.Qwen3VLConfig, transformers.Qwen3VLForConditionalGeneration
     return transformers.Qwen2_5_VLConfig, transformers.Qwen2_5_VLForConditionalGeneration
 
 
@@ -36,7 +38,8 @@ def make_tiny(name, seed, overrides, hf_dir):
     architecture, overrides = tiny.resolve(name, overrides)
     config_cls, model_cls = model_classes(architecture)
     tok = tiny.train_tokenizer(architecture)
-    build = tiny.llava_onevision_config if architecture == "llava_onevision" else tiny.qwen2_5_vl_config
+    build = {"llava_onevision": tiny.llava_onevision_config, "qwen2_5_vl": tiny.qwen2_5_vl_config,
+             "qwen3_vl": tiny.qwen3_vl_config}[architecture]
     settings = tiny.apply_overrides(build(tok), overrides)
     tiny.check_runnable(architecture, settings)
     config = config_cls(**settings)
@@ -79,7 +82,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m models.export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="a Hugging Face checkpoint directory (LLaVA-OneVision or Qwen2.5-VL)")
+    source.add_argument("--model", help="a Hugging Face checkpoint directory (LLaVA-OneVision, Qwen2.5-VL or Qwen3-VL)")
     source.add_argument("--tiny", choices=ARCHITECTURES + tuple(tiny.PRESETS),
                         help="a tiny random-weight model of this architecture, or a named variant "
                              "(llava_onevision_196: 196 tokens per 384 px frame, as the real model)")

@@ -7,7 +7,14 @@ CHAT_TEMPLATES = {
     "llava_onevision": "<|im_start|>user\n{video}\n{question}<|im_end|>\n<|im_start|>assistant\n",
     "qwen2_5_vl": ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
                    "<|vision_start|>{video}<|vision_end|>{question}<|im_end|>\n<|im_start|>assistant\n"),
+    # Qwen3-VL's template has no default system prompt; its processor replaces the template's
+    # <|vision_start|><|video_pad|><|vision_end|> with one FRAME_PROMPT per temporal patch.
+    "qwen3_vl": "<|im_start|>user\n{video}{question}<|im_end|>\n<|im_start|>assistant\n",
 }
+
+# Qwen3-VL: each temporal patch's tokens with its timestamp as text, `{seconds}` written with one
+# decimal (the processor's f"<{t:.1f} seconds>", t = mean time of the patch's frames).
+FRAME_PROMPTS = {"qwen3_vl": "<{seconds} seconds><|vision_start|>{frame}<|vision_end|>"}
 
 
 def _eos_ids(model):
@@ -26,6 +33,9 @@ _PROCESSOR_DEFAULTS = {
                    "image_mean": [0.48145466, 0.4578275, 0.40821073],
                    "image_std": [0.26862954, 0.26130258, 0.27577711], "rescale_factor": 1 / 255,
                    "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2},
+    "qwen3_vl": {"size": {"shortest_edge": 128 * 32 * 32, "longest_edge": 32 * 32 * 768},
+                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "rescale_factor": 1 / 255,
+                 "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2},
 }
 
 
@@ -49,7 +59,8 @@ def _image_spec(settings, architecture):
     size = settings["size"]
     if architecture == "llava_onevision":
         return {"resize": "fixed", "height": int(size["height"]), "width": int(size["width"]), **spec}
-    return {"resize": "qwen_smart", "factor": int(settings["patch_size"] * settings["merge_size"]),
+    # Qwen3-VL's smart_resize counts the pixels of all frames of a clip (t · h · w).
+    return {"resize": "qwen3_smart" if architecture == "qwen3_vl" else "qwen_smart", "factor": int(settings["patch_size"] * settings["merge_size"]),
             "min_pixels": int(size["shortest_edge"]), "max_pixels": int(size["longest_edge"]),
             "patch_size": int(settings["patch_size"]), "merge_size": int(settings["merge_size"]),
             "temporal_patch_size": int(settings["temporal_patch_size"]), **spec}
@@ -73,7 +84,8 @@ def build_manifest(model, processor_settings, architecture, dtype, layer_files, 
             "rms_norm_eps": float(text.rms_norm_eps),
         },
         "tokens": {"eos": _eos_ids(model)},
-        "chat": {"video_prompt": CHAT_TEMPLATES[architecture]},
+        "chat": {"video_prompt": CHAT_TEMPLATES[architecture],
+                 **({"frame_prompt": FRAME_PROMPTS[architecture]} if architecture in FRAME_PROMPTS else {})},
         "image": _image_spec(processor_settings, architecture),
         "files": {"tokenizer": "tokenizer.json", "text": "text.pt", "vision": "vision.pt", "layers": layer_files},
     }
@@ -82,6 +94,17 @@ def build_manifest(model, processor_settings, architecture, dtype, layer_files, 
         grid = vision.image_size // vision.patch_size
         pooled = -(-grid // 2)
         manifest["vision"] = {"tokens_per_frame": pooled * pooled, "video_newline": True}
+    elif architecture == "qwen3_vl":
+        manifest["text"]["mrope_section"] = list(rope["mrope_section"])
+        manifest["text"]["mrope_interleaved"] = True  # HF's Qwen3-VL always interleaves t/h/w slots
+        vrope = getattr(vision, "rope_parameters", None) or {}
+        manifest["vision"] = {
+            "patch_size": vision.patch_size, "spatial_merge_size": vision.spatial_merge_size,
+            "temporal_patch_size": vision.temporal_patch_size, "num_heads": vision.num_heads,
+            "head_dim": vision.hidden_size // vision.num_heads, "rope_theta": float(vrope.get("rope_theta", 10000.0)),
+            "num_position_embeddings": vision.num_position_embeddings,
+            "deepstack_layers": len(vision.deepstack_visual_indexes),
+        }
     else:
         manifest["text"]["mrope_section"] = list(rope["mrope_section"])
         vrope = getattr(vision, "rope_parameters", None) or {}

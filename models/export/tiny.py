@@ -16,6 +16,7 @@ COMMON_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 SPECIALS = {
     "llava_onevision": COMMON_SPECIALS + ["<image>", "<video>"],
     "qwen2_5_vl": COMMON_SPECIALS + ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"],
+    "qwen3_vl": COMMON_SPECIALS + ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"],
 }
 _WORDS = (
     "the a what is color of object in video frame person doing where when who how many red blue green "
@@ -29,6 +30,7 @@ def train_tokenizer(architecture: str, vocab_size: int = 400) -> Tokenizer:
     rng = random.Random(0)
     corpus = [" ".join(rng.choice(_WORDS) for _ in range(12)) + rng.choice([".", "?", "!\n"]) for _ in range(500)]
     corpus += ["0123456789 (A) (B) (C) (D) Best option: (", "视频 中的 人 🎥"]
+    corpus += [f"<{t / 2:.1f} seconds>" for t in range(40)]  # Qwen3-VL's timestamp text
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -79,6 +81,29 @@ def qwen2_5_vl_config(tok: Tokenizer) -> dict:
     )
 
 
+def qwen3_vl_config(tok: Tokenizer) -> dict:
+    return dict(
+        text_config=dict(
+            vocab_size=tok.get_vocab_size(), hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+            # head_dim 32 ≠ hidden / heads, as Qwen3-VL-4B's 128 ≠ 2560 / 32; 16 frequency slots
+            # interleaved t/h/w as the real [24, 20, 20] of 64 (t takes the tail).
+            num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+            rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                                "mrope_section": [6, 5, 5], "mrope_interleaved": True},
+            tie_word_embeddings=False, bos_token_id=None, eos_token_id=tok.token_to_id("<|im_end|>"),
+            pad_token_id=None),
+        # 8×8 learned position grid (the real 48×48), resampled to each frame's patch grid;
+        # DeepStack from ViT blocks 0, 2, 3 into LLM layers 0, 1, 2 (the real [8, 16, 24] of 27).
+        vision_config=dict(
+            depth=4, hidden_size=32, intermediate_size=48, num_heads=4, out_hidden_size=64, patch_size=16,
+            spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
+            deepstack_visual_indexes=[0, 2, 3], hidden_act="gelu_pytorch_tanh"),
+        image_token_id=tok.token_to_id("<|image_pad|>"), video_token_id=tok.token_to_id("<|video_pad|>"),
+        vision_start_token_id=tok.token_to_id("<|vision_start|>"),
+        vision_end_token_id=tok.token_to_id("<|vision_end|>"), tie_word_embeddings=False,
+    )
+
+
 # Named tiny variants: an architecture and overrides of its tiny config.
 PRESETS = {
     # 384 px / patch 14 → 27×27 patches pooled to 14×14 = 196 tokens per frame, the real model's
@@ -101,6 +126,12 @@ def video_processor_config(architecture: str, config: dict) -> dict:
         side = config["vision_config"]["image_size"]
         return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": side, "width": side},
                     image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5], rescale_factor=1 / 255)
+    if architecture == "qwen3_vl":
+        # Pixel limits count all frames (t · h · w): up to 8 frames of 160×160 px (5×5 merged cells).
+        return dict(video_processor_type="Qwen3VLVideoProcessor", size={"shortest_edge": 2 * 64 * 64,
+                                                                         "longest_edge": 8 * 160 * 160},
+                    patch_size=16, temporal_patch_size=2, merge_size=2, rescale_factor=1 / 255, fps=2,
+                    min_frames=2, max_frames=64, image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
     # Frames of up to 168×168 px (6×6 merged cells) keep the tiny model's sequences short.
     return dict(video_processor_type="Qwen2VLVideoProcessor", size={"shortest_edge": 56 * 56, "longest_edge": 168 * 168},
                 patch_size=14, temporal_patch_size=2, merge_size=2, rescale_factor=1 / 255,
@@ -129,12 +160,19 @@ def check_runnable(architecture: str, config: dict) -> None:
     if vision["out_hidden_size"] != text["hidden_size"]:
         refuse(f"vision_config.out_hidden_size ({vision['out_hidden_size']}) must equal text_config.hidden_size "
                f"({text['hidden_size']}): the vision tower's tokens go straight into the text model")
-    if text["hidden_size"] % heads:
+    head_dim = text.get("head_dim") or text["hidden_size"] // heads
+    if architecture == "qwen2_5_vl" and text["hidden_size"] % heads:
         refuse(f"text_config.num_attention_heads ({heads}) must divide text_config.hidden_size ({text['hidden_size']})")
     section = text["rope_parameters"]["mrope_section"]
-    if 2 * sum(section) != text["hidden_size"] // heads:
+    if 2 * sum(section) != head_dim:
         refuse(f"text_config.rope_parameters.mrope_section {section} must sum to half the head dim "
-               f"({text['hidden_size'] // heads} / 2)")
+               f"({head_dim} / 2)")
+    if architecture == "qwen3_vl" and any(i >= vision["depth"] for i in vision["deepstack_visual_indexes"]):
+        refuse(f"vision_config.deepstack_visual_indexes {vision['deepstack_visual_indexes']} must be blocks "
+               f"below vision_config.depth ({vision['depth']})")
+    if architecture == "qwen3_vl" and len(vision["deepstack_visual_indexes"]) > text["num_hidden_layers"]:
+        refuse(f"vision_config.deepstack_visual_indexes has {len(vision['deepstack_visual_indexes'])} entries, "
+               f"more than text_config.num_hidden_layers ({text['num_hidden_layers']})")
     if vision["hidden_size"] % vision["num_heads"]:
         refuse(f"vision_config.num_heads ({vision['num_heads']}) must divide vision_config.hidden_size "
                f"({vision['hidden_size']})")

@@ -2,7 +2,8 @@
 
 import torch
 
-from .wrappers import DecoderLayerPieces, LlavaOnevisionVision, Qwen2_5_VLVision, TextPieces
+from .wrappers import (DecoderLayerPieces, LlavaOnevisionVision, Qwen2_5_VLVision, Qwen3DecoderLayerPieces,
+                       Qwen3VLVision, TextPieces)
 
 # Export-time self-check tolerance, relative to the output's largest magnitude (at least 1): on a
 # Qwen2.5-VL-3B-shaped random checkpoint the 32-block bfloat16 vision tower's trace differs from the
@@ -27,8 +28,9 @@ def trace_layers(model, architecture, dtype):
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     h = torch.randn(1, 3, cfg.hidden_size, dtype=dtype)
     attn = torch.randn(1, 3, cfg.num_attention_heads * head_dim, dtype=dtype)
+    pieces = Qwen3DecoderLayerPieces if architecture == "qwen3_vl" else DecoderLayerPieces
     for layer in _text_model(model).layers:
-        yield torch.jit.trace_module(DecoderLayerPieces(layer).eval(), {"qkv": (h,), "forward": (h, attn)})
+        yield torch.jit.trace_module(pieces(layer).eval(), {"qkv": (h,), "forward": (h, attn)})
 
 
 def _check(name, got, want, dtype):
@@ -95,7 +97,41 @@ def _trace_qwen_vision(model, dtype):
     return traced
 
 
+def qwen3_vision_inputs(visual, grid_thw):
+    """The tensors our Qwen3-VL vision wrapper takes besides patches, computed with HF's helpers
+    (C++ computes the same in models/qwen3_vision_inputs.cpp)."""
+    from transformers.vision_utils import get_vision_interpolation_indices_and_weights, get_vision_position_ids
+
+    positions = get_vision_position_ids(grid_thw, visual.spatial_merge_size)
+    cos, sin = visual.rotary_pos_emb(torch.empty(0), positions)
+    index, weight = get_vision_interpolation_indices_and_weights(
+        grid_thw, num_grid_per_side=visual.num_grid_per_side, mode=visual.interpolation_mode,
+        align_corners=visual.interpolation_align_corners, spatial_merge_size=visual.spatial_merge_size)
+    return cos, sin, index, weight
+
+
+def _trace_qwen3_vision(model, dtype):
+    visual = model.model.visual
+    vcfg = model.config.vision_config
+    row = 3 * vcfg.temporal_patch_size * vcfg.patch_size ** 2
+
+    def example(grid):
+        return (torch.randn(int(grid.prod()), row, dtype=dtype),) + qwen3_vision_inputs(visual, grid)
+
+    wrapper = Qwen3VLVision(visual).eval()
+    traced = torch.jit.trace(wrapper, example(torch.tensor([[1, 10, 12]])))
+    for grid in (torch.tensor([[1, 10, 12]]), torch.tensor([[1, 6, 4]])):  # the second: a shape not traced
+        args = example(grid)
+        tokens, deepstack = traced(*args)
+        want = visual(args[0], grid)
+        _check(f"vision (grid {grid.tolist()[0]})", tokens, want.pooler_output, dtype)
+        _check(f"vision deepstack (grid {grid.tolist()[0]})", deepstack, torch.stack(want.deepstack_features), dtype)
+    return traced
+
+
 def trace_vision(model, architecture, dtype):
     if architecture == "llava_onevision":
         return _trace_llava_vision(model, dtype)
+    if architecture == "qwen3_vl":
+        return _trace_qwen3_vision(model, dtype)
     return _trace_qwen_vision(model, dtype)

@@ -125,3 +125,64 @@ class Qwen2_5_VLVision(nn.Module):
             h = h + self._attention(blk.attn, blk.norm1(h), cos, sin, mask)
             h = h + blk.mlp(blk.norm2(h))
         return self.merger(h)[reverse_index]
+
+
+class Qwen3DecoderLayerPieces(DecoderLayerPieces):
+    """A Qwen3 decoder layer cut around attention: as DecoderLayerPieces, with the per-head RMSNorm
+    of queries and keys (QK-norm) inside `qkv`, so C++ rotates already-normalised q and k (HF
+    normalises before RoPE)."""
+
+    def __init__(self, layer):
+        super().__init__(layer)
+        self.q_norm = layer.self_attn.q_norm
+        self.k_norm = layer.self_attn.k_norm
+        self.head_dim = layer.self_attn.head_dim
+
+    def qkv(self, h):
+        x = self.input_layernorm(h)
+        q = self.q_norm(self.q_proj(x).view(x.shape[0], x.shape[1], -1, self.head_dim)).flatten(2)
+        k = self.k_norm(self.k_proj(x).view(x.shape[0], x.shape[1], -1, self.head_dim)).flatten(2)
+        return q, k, self.v_proj(x)
+
+
+class Qwen3VLVision(nn.Module):
+    """Qwen3-VL's ViT + merger + DeepStack mergers for one temporal patch, with the grid-dependent
+    parts passed in from C++ (models/qwen3_vision_inputs.cpp).
+
+    forward(patches [N, 3*tp*p*p], cos [N,d], sin [N,d], interp_index [N,4], interp_weight [N,4])
+      → (tokens [N/m², H], deepstack [K, N/m², H])
+    Patches in the processor's merge-block order; cos/sin float32; interp_* resample the learned
+    square position grid to this frame's grid (bilinear, align_corners, as HF). Full attention over
+    the temporal patch (HF's cu_seqlens are per temporal patch).
+    """
+
+    def __init__(self, visual):
+        super().__init__()
+        self.patch_embed = visual.patch_embed
+        self.pos_embed = visual.pos_embed
+        self.blocks = visual.blocks
+        self.merger = visual.merger
+        self.deepstack_mergers = visual.deepstack_merger_list
+        self.deepstack_indexes = list(visual.deepstack_visual_indexes)
+        self.num_heads = visual.blocks[0].attn.num_heads
+
+    def _attention(self, attn, x, cos, sin):
+        n = x.shape[0]
+        q, k, v = attn.qkv(x).reshape(n, 3, self.num_heads, -1).permute(1, 0, 2, 3).unbind(0)
+        c, s = cos.unsqueeze(-2).float(), sin.unsqueeze(-2).float()
+        q = (q.float() * c + _rotate_half(q.float()) * s).to(x.dtype)
+        k = (k.float() * c + _rotate_half(k.float()) * s).to(x.dtype)
+        out = F.scaled_dot_product_attention(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1))
+        return attn.proj(out.transpose(0, 1).reshape(n, -1))
+
+    def forward(self, patches, cos, sin, interp_index, interp_weight):
+        h = self.patch_embed(patches)
+        pos = (self.pos_embed(interp_index) * interp_weight[:, :, None]).sum(1)
+        h = h + pos.to(h.dtype)
+        features = []
+        for i, blk in enumerate(self.blocks):
+            h = h + self._attention(blk.attn, blk.norm1(h), cos, sin)
+            h = h + blk.mlp(blk.norm2(h))
+            if i in self.deepstack_indexes:
+                features.append(self.deepstack_mergers[self.deepstack_indexes.index(i)](h))
+        return self.merger(h), torch.stack(features)

@@ -77,7 +77,7 @@ at::Tensor MemstreamAks::select(Backbone& backbone, int64_t layer, const VisualU
 
 void MemstreamAks::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   std::vector<WindowInput> inputs;
-  for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions});
+  for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions, unit.deepstack});
   const int64_t first_unit = units_seen_;
   WindowHooks hooks;
   hooks.window_tokens = [&](int64_t layer, size_t b, const LayerQkv& qkv) {

@@ -4,6 +4,7 @@
 
 #include "core/nn/attention.h"
 #include "models/backbone.h"
+#include "models/deepstack.h"
 #include "models/full_context.h"
 
 namespace svqa {
@@ -19,6 +20,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
 
   // One sequence of every block's tokens; `offset[b]` where block b starts in it.
   std::vector<at::Tensor> tokens, positions;
+  std::vector<DeepStack> deepstack;
   std::vector<int64_t> offset{0};
   std::vector<int64_t> group;  // block of each token
   bool want_attention = false;
@@ -27,6 +29,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     const int64_t n = in.tokens.size(0);
     tokens.push_back(in.tokens.to(device, dtype));
     positions.push_back(in.positions);
+    if (in.deepstack.defined()) deepstack.push_back({in.deepstack, at::arange(offset.back(), offset.back() + n, at::kLong)});
     offset.push_back(offset.back() + n);
     group.insert(group.end(), static_cast<size_t>(n), static_cast<int64_t>(b));
     want_attention = want_attention || (kept_count(n, in.dcp.keep_ratio) < n && in.dcp.importance != Importance::Frequency);
@@ -43,6 +46,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
   std::vector<at::Tensor> keys(layers), values(layers), rotated(layers), probs;
   std::vector<double> weights;
   at::Tensor h = at::cat(tokens);
+  const DeepStack stacked = concat_deepstack(deepstack);
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);
     rotated[l] = apply_rotary(qkv.k, tables);
@@ -54,7 +58,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     const auto q = apply_rotary(qkv.q, tables);
     auto attn = visible.defined() ? attend_masked(q, k, v, visible, need) : attend(q, k, v, AttentionMask{}, need);
     if (need) probs.push_back(std::move(attn.probs)), weights.push_back(scoring->second);
-    h = backbone.layer_out(l, h, attn.out);
+    h = stacked.apply(backbone.layer_out(l, h, attn.out), l);
     keys[l] = qkv.k;
     values[l] = qkv.v;
   }

@@ -20,6 +20,7 @@ struct BlockInput {
   Granularity granularity = Granularity::Frame;
   at::Tensor tokens;     // [n, hidden]
   at::Tensor positions;  // [3, n] where it is prefilled (and stored)
+  at::Tensor deepstack;  // Qwen3-VL: [K, n, hidden] added after layers 0..K-1; else undefined
   int64_t first_frame = 0, last_frame = 0;
   double start_time = 0, end_time = 0;
   DcpSettings dcp;

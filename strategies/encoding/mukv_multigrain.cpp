@@ -95,7 +95,7 @@ void MukvMultigrain::begin_stream(Backbone& backbone, const std::vector<int64_t>
   const auto& m = backbone.manifest();
   mrope_ = !m.text.mrope_section.empty();
   layers_ = backbone.num_layers();
-  frames_per_unit_ = m.architecture == Architecture::Qwen2_5_VL ? m.vision.temporal_patch_size : 1;
+  frames_per_unit_ = uses_temporal_patches(m) ? m.vision.temporal_patch_size : 1;
   if (enabled(Granularity::Segment) && options_.segment_frames % frames_per_unit_)
     throw std::invalid_argument("encoding.options.segment_frames: " + std::to_string(options_.segment_frames) +
                                 " is not a multiple of the backbone's " + std::to_string(frames_per_unit_) +
@@ -116,7 +116,14 @@ void MukvMultigrain::begin_stream(Backbone& backbone, const std::vector<int64_t>
 }
 
 std::vector<at::Tensor> MukvMultigrain::patch_indices(const VisualUnit& unit) const {
-  const int64_t n = unit.tokens.size(0);
+  // Patches cut the visual tokens only (Qwen3-VL's timestamp text stays with the frame block).
+  const int64_t n = unit.tokens.size(0) - unit.text_before - unit.text_after;
+  std::vector<at::Tensor> out = visual_patch_indices(unit, n);
+  for (auto& idx : out) idx = idx + unit.text_before;
+  return out;
+}
+
+std::vector<at::Tensor> MukvMultigrain::visual_patch_indices(const VisualUnit& unit, int64_t n) const {
   std::vector<at::Tensor> out;
   if (options_.patch_layout == "bands") {
     for (int64_t b = 0; b < 4; ++b)
@@ -126,7 +133,8 @@ std::vector<at::Tensor> MukvMultigrain::patch_indices(const VisualUnit& unit) co
   // The unit's row-major grid: mRoPE positions give its rows; LLaVA-OV frames are square.
   int64_t rows = 0;
   if (mrope_) {
-    rows = unit.positions[1].max().item<int64_t>() - unit.positions[1].min().item<int64_t>() + 1;
+    const auto h = unit.positions[1].narrow(0, unit.text_before, n);
+    rows = h.max().item<int64_t>() - h.min().item<int64_t>() + 1;
   } else {
     while ((rows + 1) * (rows + 1) <= n) ++rows;
   }
@@ -147,8 +155,12 @@ void MukvMultigrain::encode(Backbone& backbone, const std::vector<VisualUnit>& u
     if (enabled(Granularity::Patch))
       for (const auto& idx : patch_indices(unit))
         blocks.push_back(block_input(Granularity::Patch, unit.tokens.index_select(0, idx.to(unit.tokens.device())),
-                                     unit.positions.index_select(1, idx), unit, unit));
-    if (enabled(Granularity::Frame)) blocks.push_back(block_input(Granularity::Frame, unit.tokens, unit.positions, unit, unit));
+                                     unit.positions.index_select(1, idx),
+                                     unit.deepstack.defined() ? unit.deepstack.index_select(1, idx.to(unit.deepstack.device()))
+                                                              : at::Tensor(),
+                                     unit, unit));
+    if (enabled(Granularity::Frame))
+      blocks.push_back(block_input(Granularity::Frame, unit.tokens, unit.positions, unit.deepstack, unit, unit));
     prefill(backbone, blocks, bank);
     next_position_ = std::max(next_position_, svqa::next_position(unit.positions));
     if (!enabled(Granularity::Segment)) continue;
@@ -159,19 +171,25 @@ void MukvMultigrain::encode(Backbone& backbone, const std::vector<VisualUnit>& u
 }
 
 void MukvMultigrain::encode_segment(Backbone& backbone, MemoryBank& bank) {
-  std::vector<at::Tensor> tokens, positions;
-  for (const auto& u : pending_) tokens.push_back(u.tokens), positions.push_back(u.positions);
-  prefill(backbone, {block_input(Granularity::Segment, at::cat(tokens), at::cat(positions, 1), pending_.front(), pending_.back())},
+  std::vector<at::Tensor> tokens, positions, deepstack;
+  for (const auto& u : pending_) {
+    tokens.push_back(u.tokens), positions.push_back(u.positions);
+    if (u.deepstack.defined()) deepstack.push_back(u.deepstack);
+  }
+  prefill(backbone,
+          {block_input(Granularity::Segment, at::cat(tokens), at::cat(positions, 1),
+                       deepstack.empty() ? at::Tensor() : at::cat(deepstack, 1), pending_.front(), pending_.back())},
           bank);
   pending_.clear();
   pending_frames_ = 0;
 }
 
 BlockInput MukvMultigrain::block_input(Granularity g, const at::Tensor& tokens, const at::Tensor& stream_positions,
-                                       const VisualUnit& first, const VisualUnit& last) const {
+                                       const at::Tensor& deepstack, const VisualUnit& first, const VisualUnit& last) const {
   BlockInput in;
   in.granularity = g;
   in.tokens = tokens;
+  in.deepstack = deepstack;
   in.positions = options_.context == "same_granularity"
                      ? stream_positions.to(at::kCPU)
                      : isolated_positions(stream_positions.to(at::kCPU), sinks_.size(), mrope_);

@@ -75,12 +75,15 @@ class MukvMultigrain final : public EncodingStrategy {
  private:
   // A block of `tokens` at `stream_positions` covering units first…last, placed and scored per the options.
   BlockInput block_input(Granularity g, const at::Tensor& tokens, const at::Tensor& stream_positions,
+                         const at::Tensor& deepstack,
                          const VisualUnit& first, const VisualUnit& last) const;
   // Prefills blocks in the configured context and adds them to the bank.
   void prefill(Backbone& backbone, const std::vector<BlockInput>& blocks, MemoryBank& bank);
   void encode_segment(Backbone& backbone, MemoryBank& bank);
   // Token indices of the unit's four patches (bands or quadrants of its row-major grid).
   std::vector<at::Tensor> patch_indices(const VisualUnit& unit) const;
+  // The same over the unit's n visual tokens, indices from 0.
+  std::vector<at::Tensor> visual_patch_indices(const VisualUnit& unit, int64_t n) const;
   bool enabled(Granularity g) const;
 
   MukvOptions options_;

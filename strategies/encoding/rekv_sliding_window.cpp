@@ -16,7 +16,7 @@ void RekvSlidingWindow::begin_stream(Backbone& backbone, const std::vector<int64
 
 void RekvSlidingWindow::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   std::vector<WindowInput> inputs;
-  for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions});
+  for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions, unit.deepstack});
   auto outputs = window_.prefill(backbone, inputs);
   const int64_t heads = backbone.manifest().text.num_heads;
   for (size_t i = 0; i < units.size(); ++i) {

@@ -5,7 +5,7 @@
 // merged entry), with ‖a‖‖b‖ + 1e-8 in the denominator. With the open segment of c entries:
 //   c < min_size or s_t > theta → the frame joins the segment; if the segment was already full
 //     (c ≥ max_size) the adjacent pair of entries with the highest stored similarity is merged
-//     (element-wise mean, the second deleted, its neighbours' similarities recomputed), so it stays
+//     (element-wise mean of the visual tokens, the second deleted, its neighbours' similarities recomputed), so it stays
 //     at max_size entries;
 //   otherwise → boundary: the segment closes and the frame opens the next one.
 // `uniform` mode (the paper's ablation) closes a segment every max_size frames instead.
@@ -31,7 +31,13 @@ struct SegmenterOptions {
 struct SegmentEntry {
   at::Tensor features;          // [n, hidden]
   std::vector<int64_t> units;   // the pushed units it holds, in push order (0, 1, ... over the stream)
+  at::Tensor deepstack;         // Qwen3-VL: [K, n, hidden] beside features, merged as they are; else undefined
+  int64_t text_before = 0, text_after = 0;  // Qwen3-VL: timestamp text rows around the visual tokens
 };
+
+// The mean of entries: their visual rows averaged, the text rows (Qwen3-VL's timestamp, whose
+// length varies with the time) those of entries[keep_text]; with no text, the plain mean.
+SegmentEntry mean_entry(const std::vector<SegmentEntry>& entries, size_t keep_text);
 
 struct Segment {
   std::vector<SegmentEntry> entries;
@@ -44,7 +50,9 @@ class OnlineSegmenter {
   explicit OnlineSegmenter(SegmenterOptions options);
 
   // The next unit's visual tokens [n, hidden]; returns the segment this closed, if any.
-  std::optional<Segment> push(const at::Tensor& features);
+  // `deepstack`: Qwen3-VL's DeepStack features of those tokens (undefined: none).
+  std::optional<Segment> push(const at::Tensor& features, const at::Tensor& deepstack = {}, int64_t text_before = 0,
+                              int64_t text_after = 0);
   // Closes the open segment (end of the frames, or a question is coming); nullopt when none is open.
   std::optional<Segment> flush();
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/nn/attention.h"
+#include "models/deepstack.h"
 #include "models/full_context.h"
 #include "strategies/encoding/sink_prefill.h"
 
@@ -119,7 +120,7 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
         const RotaryTables fixed{sink_query.cos.expand({n, -1}), sink_query.sin.expand({n, -1})};
         segments.push_back({apply_rotary(qkv.q, fixed), sinks_.keys[l], sinks_.values[l], {}, {}});
       }
-      h[b] = backbone.layer_out(l, h[b], attend_joint(segments));
+      h[b] = DeepStack{blocks[b].deepstack, {}}.apply(backbone.layer_out(l, h[b], attend_joint(segments)), l);
       out[b].keys[l] = qkv.k;
       out[b].values[l] = qkv.v;
 

@@ -29,6 +29,7 @@ namespace svqa {
 struct WindowInput {
   at::Tensor tokens;     // [n, hidden] input embeddings
   at::Tensor positions;  // [3, n] RoPE positions
+  at::Tensor deepstack;  // Qwen3-VL: [K, n, hidden] added after layers 0..K-1 (VisualUnit::deepstack); else undefined
 };
 
 // What an exec block leaves per layer: its un-rotated keys and values [n, kv_heads, d].

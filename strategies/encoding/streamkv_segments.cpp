@@ -94,7 +94,7 @@ void StreamkvSegments::encode(Backbone& backbone, const std::vector<VisualUnit>&
   for (const auto& unit : units) {
     open_units_[segmenter_.pushed()] =
         UnitInfo{unit.positions.to(at::kCPU), unit.first_frame, unit.last_frame, unit.start_time, unit.end_time};
-    if (auto closed = segmenter_.push(unit.tokens)) encode_segment(backbone, *closed, bank, false);
+    if (auto closed = segmenter_.push(unit.tokens, unit.deepstack, unit.text_before, unit.text_after)) encode_segment(backbone, *closed, bank, false);
   }
 }
 
@@ -145,7 +145,6 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
   // The input: every entry (spanning the frames merged into it), then the summary frame.
   std::vector<WindowInput> inputs;
   std::vector<UnitInfo> spans;
-  std::vector<at::Tensor> features;
   for (const auto& entry : segment.entries) {
     UnitInfo span = open_units_.at(entry.units.front());
     for (const int64_t u : entry.units) {
@@ -157,15 +156,16 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
     }
     span.positions = packed_positions(span.positions, cursor_);
     cursor_ = svqa::next_position(span.positions);
-    inputs.push_back({entry.features, span.positions});
+    inputs.push_back({entry.features, span.positions, entry.deepstack});
     spans.push_back(span);
-    features.push_back(entry.features);
   }
   if (options_.summary) {
     UnitInfo span{packed_positions(spans.back().positions, cursor_), spans.front().first_frame,
                   spans.back().last_frame, spans.front().start_time, spans.back().end_time};
     cursor_ = svqa::next_position(span.positions);
-    inputs.push_back({at::stack(features).mean(0), span.positions});
+    // The summary frame: the mean of the entries (its text, laid out as the last span, the last entry's).
+    const auto summary = mean_entry(segment.entries, segment.entries.size() - 1);
+    inputs.push_back({summary.features, span.positions, summary.deepstack});
     spans.push_back(span);
   }
 

@@ -18,7 +18,7 @@ from models.export.vision_deps import import_torchvision  # noqa: E402
 
 
 def processor_for(image):
-    from transformers import CLIPImageProcessor, LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor
+    from transformers import CLIPImageProcessor, LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor, Qwen3VLVideoProcessor
 
     common = dict(image_mean=image["mean"], image_std=image["std"], rescale_factor=image["rescale_factor"])
     if image["resize"] == "shortest_edge_crop":
@@ -26,6 +26,13 @@ def processor_for(image):
                                   crop_size={"height": image["height"], "width": image["width"]}, **common), {}
     if image["resize"] == "fixed":
         return LlavaOnevisionVideoProcessor(size={"height": image["height"], "width": image["width"]}, **common), {}
+    if image["resize"] == "qwen3_smart":
+        processor = Qwen3VLVideoProcessor(
+            size={"shortest_edge": image["min_pixels"], "longest_edge": image["max_pixels"]},
+            patch_size=image["patch_size"], merge_size=image["merge_size"],
+            temporal_patch_size=image["temporal_patch_size"], **common)
+        # The frames given are the video (svqa samples before preprocessing); the uncapped rule.
+        return processor, {"cap_pixels_per_frame": False, "do_sample_frames": False}
     processor = Qwen2VLVideoProcessor(
         min_pixels=image["min_pixels"], max_pixels=image["max_pixels"], patch_size=image["patch_size"],
         merge_size=image["merge_size"], temporal_patch_size=image["temporal_patch_size"], **common)

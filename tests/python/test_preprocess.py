@@ -1,5 +1,5 @@
 """`svqa frames --preprocess` against the Hugging Face video processors of transformers 5.23
-(LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor) and CLIP's image processor (shortest edge, centre
+(LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor, Qwen3VLVideoProcessor) and CLIP's image processor (shortest edge, centre
 crop) on random frames: downscaling, upscaling, no resize, non-square, odd frame counts, Python's
 half-to-even rounding in smart_resize, odd crop offsets."""
 
@@ -25,6 +25,12 @@ def qwen(min_pixels, max_pixels, patch_size=14, merge_size=2, temporal_patch_siz
                 mean=CLIP_MEAN, std=CLIP_STD)
 
 
+def qwen3(min_pixels, max_pixels):
+    """Qwen3-VL's video processor: patch 16, pixel limits over all frames (t · h · w), SigLIP norm."""
+    return dict(resize="qwen3_smart", min_pixels=min_pixels, max_pixels=max_pixels, patch_size=16, merge_size=2,
+                temporal_patch_size=2, rescale_factor=1 / 255, **SIGLIP)
+
+
 def clip_crop(edge, crop):
     return dict(resize="shortest_edge_crop", shortest_edge=edge, height=crop, width=crop, rescale_factor=1 / 255,
                 mean=CLIP_MEAN, std=CLIP_STD)
@@ -43,6 +49,12 @@ CASES = {
     "qwen_max_pixels_downscale_five_frames": ((5, 300, 200), qwen(28 * 28 * 4, 28 * 28 * 16)),
     "qwen_halves_round_to_even": ((2, 42, 70), qwen(28 * 28 * 4, 28 * 28 * 16)),  # 1.5 → 2, 2.5 → 2
     "qwen_patch8_tp3": ((4, 50, 70), qwen(16 * 16, 16 * 16 * 20, patch_size=8, temporal_patch_size=3)),
+    # Qwen3-VL: the limits count t' · h · w (t' = frames rounded to whole temporal patches).
+    "qwen3_max_pixels_over_frames": ((6, 200, 300), qwen3(2 * 64 * 64, 8 * 160 * 160)),
+    "qwen3_min_pixels_upscale": ((2, 40, 60), qwen3(2 * 64 * 64, 8 * 160 * 160)),
+    "qwen3_odd_frames_round_to_even": ((3, 96, 128), qwen3(2 * 64 * 64, 8 * 160 * 160)),
+    "qwen3_tiny_side_scaled_up_first": ((2, 20, 200), qwen3(2 * 32 * 32, 8 * 160 * 160)),
+    "qwen3_real_limits_upscale": ((4, 80, 112), qwen3(128 * 32 * 32, 32 * 32 * 768 * 32)),
     "clip_wide_down_and_crop": ((2, 90, 160), clip_crop(48, 48)),
     "clip_tall_up_and_crop": ((1, 70, 30), clip_crop(40, 36)),
     "clip_odd_offsets": ((2, 51, 77), clip_crop(33, 33)),
@@ -100,7 +112,7 @@ def svqa_frames(svqa_bin, root, *args):
     ({"resize": "fixed", "height": 48}, "image.width: missing (expected a positive integer)"),
     ({"resize": "fixed", "height": 48, "width": 0}, "image.width: expected a positive integer, got 0"),
     ({"resize": "square", "height": 48, "width": 48},
-     'image.resize: expected "fixed", "qwen_smart" or "shortest_edge_crop", got "square"'),
+     'image.resize: expected "fixed", "qwen_smart", "qwen3_smart" or "shortest_edge_crop", got "square"'),
     ({"resize": "shortest_edge_crop", "height": 48, "width": 48}, "image.shortest_edge: missing"),
     ({"resize": "fixed", "height": 48, "width": 48, "interpolation": "nearest"},
      'image.interpolation: expected "bicubic" or "bilinear", got "nearest"'),
