@@ -45,6 +45,12 @@ struct StampReading {
 };
 StampReading read_streamingbench_stamp(const std::string& stamp, const std::string& malformed_stamps);
 
+// One question of a StreamingBench file (real-time, SQA): its text, task_type, letter answer, options
+// (prefixes stripped, the file's kept in official_options), required_ability and time_stamp. False
+// when it cannot be asked (the problem recorded, or the question dropped by `malformed_stamps`).
+bool read_streamingbench_question(AnnotationReader& r, const nlohmann::json& jq, const std::string& at,
+                                  const std::string& malformed_stamps, Question& q);
+
 class StreamingBench final : public AnnotatedBenchmark {
  public:
   explicit StreamingBench(StreamingBenchOptions options) : options_(std::move(options)) {}

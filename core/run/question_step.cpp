@@ -93,7 +93,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   r.retrieval_scores = scored(a.block_scores);
   for (const auto& [expert, scores] : a.expert_block_scores)  // a mixture's experts (rrf_mixture)
     if (!scores.empty()) r.extra["expert_scores"][expert] = scored(scores);
-  if (!q.options.empty()) {
+  if (judged_by_rule(q)) {
     const Verdict v = step.benchmark.verdict(q, a.text);  // unanswered or no gold: no "correct"
     r.letter = v.parsed;
     if (step.benchmark.has_gold(q) && v.outcome != Verdict::Outcome::unanswered)
