@@ -38,6 +38,8 @@ PredictionRecord question_record(const std::string& stream_id, const Question& q
   if (std::isfinite(q.time)) r.time = q.time;  // an offline question whose video could not be read: unknown
   r.question = q.text;
   r.category = q.category;
+  for (const char* key : {"item", "probe"})  // a record asked at several times (OVO-Bench's probes)
+    if (const auto tag = q.tags.find(key); tag != q.tags.end()) r.extra[key] = tag->second;
   return r;
 }
 
