@@ -28,9 +28,9 @@ void register_builtin_benchmarks(Registry<Benchmark>& registry) {
   registry.add<OvoBenchOptions>("ovobench",
       "OVO-Bench: multiple choice at realtime; forward tasks asked once per probe (count, Yes/No)",
       [](const OvoBenchOptions& o) { return std::make_unique<OvoBench>(o); }, SVQA_HERE);
-  registry.add<StreamingBenchSqaOptions>("streamingbench_sqa",
+  registry.add<StreamingBenchOptions>("streamingbench_sqa",
       "StreamingBench SQA: a video's questions in order, each with the earlier ones and their answers as context",
-      [](const StreamingBenchSqaOptions& o) { return std::make_unique<StreamingBenchSqa>(o); }, SVQA_HERE);
+      [](const StreamingBenchOptions& o) { return std::make_unique<StreamingBenchSqa>(o); }, SVQA_HERE);
   registry.add<CgBenchOptions>("cgbench", "CG-Bench: offline multiple choice (5-8 options) with clue intervals",
       [](const CgBenchOptions& o) { return std::make_unique<CgBench>(o); }, SVQA_HERE);
   registry.add<LvBenchOptions>("lvbench", "LVBench: offline multiple choice on hour-long videos",

@@ -23,10 +23,8 @@ namespace {
 // The annotation file of the run's benchmark, and the format its results file has.
 std::pair<std::string, std::string> annotations_and_format(const ComponentChoice& benchmark) {
   if (benchmark.type == "ovobench") return {std::any_cast<OvoBenchOptions>(benchmark.options).annotations, "ovobench"};
-  if (benchmark.type == "streamingbench")
+  if (benchmark.type == "streamingbench" || benchmark.type == "streamingbench_sqa")  // one options struct
     return {std::any_cast<StreamingBenchOptions>(benchmark.options).annotations, "streamingbench"};
-  if (benchmark.type == "streamingbench_sqa")
-    return {std::any_cast<StreamingBenchSqaOptions>(benchmark.options).annotations, "streamingbench"};
   throw UsageError("benchmark '" + benchmark.type +
                    "' has no results file format here (ovobench, streamingbench, streamingbench_sqa have)");
 }
