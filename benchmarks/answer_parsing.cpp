@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/ovobench_rules.h"
 #include "core/io/unicode_text.h"
 
 namespace svqa {
@@ -39,19 +40,19 @@ std::string rekv_options(const Question& q, const char* label_open, const char* 
   return s;
 }
 
-// The options as "A. …" lines: the file's own where it writes them so.
-std::vector<std::string> dotted_options(const Question& q) {
-  std::vector<std::string> o = q.official_options.empty() ? q.options : q.official_options;
-  if (o.empty() || starts_with(o[0], "A.")) return o;
-  for (size_t i = 0; i < o.size(); ++i) o[i] = letter(i) + ". " + o[i];
-  return o;
-}
-
 const char* const kStreamingBenchPrompt =
     "You are an advanced video question-answering AI assistant. You have been provided with some frames from the "
     "video and a multiple-choice question related to the video. Your task is to carefully analyze the video and "
     "provide the best answer to question, choosing from the four options provided. Respond with only the letter (A, "
     "B, C, or D) of the correct option.\n\nQuestion: ";
+
+const char* const kStreamingBenchSqaPrompt =
+    "You are an advanced video question-answering AI assistant. You have been provided with a video and a "
+    "multiple-choice question related to the video. Your task is to carefully analyze the video and the provided "
+    "context to answer the question, choosing from the four options provided. Respond with only the letter (A, B, C, "
+    "or D) of the correct option.\n\n";
+const char* const kStreamingBenchSqaQuestion =
+    "\n\nHere is the question. Answer it and don't confuse it with the previous conversation.\nQuestion: ";
 
 const char* const kCgBenchSystem =
     "You will be provided with sampled frames from a video, along with a multiple-choice question that includes a "
@@ -97,6 +98,13 @@ std::string quote_bare_identifiers(const std::string& s) {
 
 }  // namespace
 
+std::vector<std::string> dotted_options(const Question& q) {
+  std::vector<std::string> o = q.official_options.empty() ? q.options : q.official_options;
+  if (o.empty() || starts_with(o[0], "A.")) return o;
+  for (size_t i = 0; i < o.size(); ++i) o[i] = letter(i) + ". " + o[i];
+  return o;
+}
+
 std::string rule_name(AnswerRule rule) {
   switch (rule) {
     case AnswerRule::rekv: return "rekv";
@@ -105,25 +113,31 @@ std::string rule_name(AnswerRule rule) {
     case AnswerRule::lvbench: return "lvbench";
     case AnswerRule::videomme: return "videomme";
     case AnswerRule::mlvu: return "mlvu";
+    case AnswerRule::ovobench: return "ovobench";
   }
   return "?";
 }
 
 std::optional<AnswerRule> rule_from_name(const std::string& name) {
   for (const AnswerRule r : {AnswerRule::rekv, AnswerRule::streamingbench, AnswerRule::cgbench, AnswerRule::lvbench,
-                             AnswerRule::videomme, AnswerRule::mlvu})
+                             AnswerRule::videomme, AnswerRule::mlvu, AnswerRule::ovobench})
     if (rule_name(r) == name) return r;
   return std::nullopt;
 }
 
 std::string format_question(AnswerRule rule, const Question& q) {
+  if (rule == AnswerRule::ovobench) return ovobench_prompt(q);  // its forward probes have prompts, not options
   if (q.options.empty()) return q.text;
   switch (rule) {
     case AnswerRule::rekv:
     case AnswerRule::lvbench:  // LVBench's code has no prompt: ReKV's, with its own parser
       return "Question: " + q.text + "\nOptions:" + rekv_options(q, "(", ")") + "\nOnly give the best option.";
     case AnswerRule::streamingbench: {
-      std::string s = kStreamingBenchPrompt + q.text + "\n\nOptions:";
+      // SQA's questions carry their context: StreamingBenchSQA.py's PROMPT_TEMPLATE, else StreamingBench.py's.
+      const auto context = q.tags.find("sqa_context");
+      std::string s = context == q.tags.end() ? kStreamingBenchPrompt + q.text
+                                              : kStreamingBenchSqaPrompt + context->second + kStreamingBenchSqaQuestion + q.text;
+      s += "\n\nOptions:";
       for (const auto& o : dotted_options(q)) s += "\n" + o;
       return s + "\n\nThe best option is:";
     }
@@ -140,6 +154,7 @@ std::string format_question(AnswerRule rule, const Question& q) {
     case AnswerRule::mlvu:  // the system prompt opens the user turn: the sinks hold the backbone's own
       return kMlvuSystem + ("\nQuestion: " + q.text + "\nOptions:") + rekv_options(q, "(", ")") +
              " Only give the best option.";
+    case AnswerRule::ovobench: return ovobench_prompt(q);
   }
   return q.text;
 }
@@ -236,7 +251,7 @@ Verdict judge(AnswerRule rule, const Question& q, const std::string& output) {
   };
   switch (rule) {
     case AnswerRule::rekv: return by(rekv_letter(output));  // empty output: wrong
-    case AnswerRule::streamingbench:
+    case AnswerRule::streamingbench:  // count.py reads the real-time and the sqa task alike
       if (output.empty()) return {O::unanswered, ""};  // no response: skipped by count.py
       return by(streamingbench_letter(output));
     case AnswerRule::lvbench: return by(lvbench_letter(output));
@@ -246,6 +261,7 @@ Verdict judge(AnswerRule rule, const Question& q, const std::string& output) {
       return by(l);
     }
     case AnswerRule::mlvu: return by(mlvu_reading(output));
+    case AnswerRule::ovobench: return ovobench_judge(q, output);
     case AnswerRule::cgbench: {
       const CgBenchReading r = cgbench_reading(output);
       if (r.from_json) return by(r.result);

@@ -12,6 +12,9 @@
 
 namespace svqa {
 
+// The options as "A. …" lines (StreamingBench's prompts): the file's own where it writes them so.
+std::vector<std::string> dotted_options(const Question& q);
+
 // "rekv", "streamingbench", …; and back (nullopt for an unknown name).
 std::string rule_name(AnswerRule rule);
 std::optional<AnswerRule> rule_from_name(const std::string& name);

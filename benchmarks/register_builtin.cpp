@@ -6,9 +6,11 @@
 #include "benchmarks/egoschema.h"
 #include "benchmarks/lvbench.h"
 #include "benchmarks/mlvu.h"
+#include "benchmarks/ovobench.h"
 #include "benchmarks/rvs.h"
 #include "benchmarks/stream_list.h"
 #include "benchmarks/streamingbench.h"
+#include "benchmarks/streamingbench_sqa.h"
 #include "benchmarks/videomme.h"
 
 namespace svqa {
@@ -23,6 +25,12 @@ void register_builtin_benchmarks(Registry<Benchmark>& registry) {
       [](const RvsOptions& o) { return std::make_unique<Rvs>(o); }, SVQA_HERE);
   registry.add<StreamingBenchOptions>("streamingbench", "StreamingBench real-time: multiple choice asked at time_stamp",
       [](const StreamingBenchOptions& o) { return std::make_unique<StreamingBench>(o); }, SVQA_HERE);
+  registry.add<OvoBenchOptions>("ovobench",
+      "OVO-Bench: multiple choice at realtime; forward tasks asked once per probe (count, Yes/No)",
+      [](const OvoBenchOptions& o) { return std::make_unique<OvoBench>(o); }, SVQA_HERE);
+  registry.add<StreamingBenchOptions>("streamingbench_sqa",
+      "StreamingBench SQA: a video's questions in order, each with the earlier ones and their answers as context",
+      [](const StreamingBenchOptions& o) { return std::make_unique<StreamingBenchSqa>(o); }, SVQA_HERE);
   registry.add<CgBenchOptions>("cgbench", "CG-Bench: offline multiple choice (5-8 options) with clue intervals",
       [](const CgBenchOptions& o) { return std::make_unique<CgBench>(o); }, SVQA_HERE);
   registry.add<LvBenchOptions>("lvbench", "LVBench: offline multiple choice on hour-long videos",

@@ -34,6 +34,10 @@ TableConvention table_convention(const std::string& benchmark) {
     return {{{"findNeedle", "Needle"}, {"ego", "Ego"}, {"plotQA", "PlotQA"}, {"order", "Order"}, {"count", "Count"},
              {"topic_reasoning", "Topic"}, {"anomaly_reco", "Anomaly"}},
             true};
+  if (benchmark == "ovobench")  // constant.py's order; the task names are the paper's abbreviations
+    return {{{"EPM", ""}, {"ASI", ""}, {"HLD", ""}, {"OCR", ""}, {"ACR", ""}, {"ATR", ""}, {"STU", ""}, {"FPD", ""},
+             {"OJR", ""}, {"REC", ""}, {"SSR", ""}, {"CRR", ""}},
+            false};
   if (benchmark == "videomme")
     return {{{"Temporal Perception", ""}, {"Spatial Perception", ""}, {"Attribute Perception", ""},
              {"Action Recognition", ""}, {"Object Recognition", ""}, {"OCR Problems", ""}, {"Counting Problem", ""},
@@ -141,6 +145,42 @@ std::map<QuestionKey, const Prediction*> match_predictions(const std::vector<Str
   return by_key;
 }
 
+// score.py prints percentages with two decimals: so here, to compare figure for figure.
+std::string percent2(std::optional<double> v) { return v ? two_decimals(*v * 100) : "–"; }
+
+std::string ovobench_markdown(const OvoBenchSummary& o) {
+  std::ostringstream s;
+  s << "OVO-Bench (utils/OVOBenchScore.py): task = mean over its entries, a forward task's probes pooled; group = mean "
+       "of its tasks; total = mean of the three groups. per item: each record's probes averaged first (issue #7)\n\n"
+    << "| task | group | items | entries | correct | score (%) | per item (%) |\n|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& t : o.tasks)
+    s << "| " << t.task << " | " << t.group << " | " << t.items << " | " << t.scored << " | " << t.correct << " | "
+      << percent2(t.score.pooled) << " | " << percent2(t.score.per_item) << " |\n";
+  for (const auto& g : o.groups)
+    s << "| **" << g.group << " avg.** | | | | | " << percent2(g.score.pooled) << " | " << percent2(g.score.per_item)
+      << " |\n";
+  s << "| **total avg.** | | | | | " << percent2(o.total.pooled) << " | " << percent2(o.total.per_item) << " |\n";
+  return s.str();
+}
+
+nlohmann::json ovobench_json(const OvoBenchSummary& o) {
+  auto mean_json = [](const OvoBenchMean& m) {
+    return nlohmann::json{{"score", optional_json(m.pooled)}, {"per_item", optional_json(m.per_item)}};
+  };
+  nlohmann::json tasks = nlohmann::json::array(), groups = nlohmann::json::array();
+  for (const auto& t : o.tasks) {
+    auto j = mean_json(t.score);
+    j.update({{"task", t.task}, {"group", t.group}, {"items", t.items}, {"entries", t.scored}, {"correct", t.correct}});
+    tasks.push_back(std::move(j));
+  }
+  for (const auto& g : o.groups) {
+    auto j = mean_json(g.score);
+    j["group"] = g.group;
+    groups.push_back(std::move(j));
+  }
+  return {{"tasks", tasks}, {"groups", groups}, {"total", mean_json(o.total)}};
+}
+
 }  // namespace
 
 std::optional<double> Tally::accuracy() const {
@@ -168,13 +208,14 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
 
   const TableConvention convention = table_convention(benchmark);
   std::map<std::string, Tally> by_category;
+  std::vector<OvoBenchOutcome> ovobench_outcomes;
   for (const auto& s : streams)
     for (const auto& q : s.questions) {
       const Prediction* p = by_key[{s.id, q.id}];
       QuestionScore qs{s.id, q.id, q.category, "", "", std::nullopt, std::nullopt};
       if (!p) qs.outcome = "missing";
       else if (!p->error.empty()) qs.outcome = "errored";
-      else if (q.options.empty()) qs.outcome = "open_ended";
+      else if (!judged_by_rule(q)) qs.outcome = "open_ended";
       else if (gold_letter(rule, q).empty()) qs.outcome = "no_gold";
       else {
         const Verdict v = judge(rule, q, p->output);
@@ -197,7 +238,7 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
           qs.evidence_hit = hit;
         }
       }
-      if (q.options.empty()) {
+      if (!judged_by_rule(q)) {
         ++report.open_ended;
         report.open_ended_answered += qs.outcome == "open_ended";
       } else {
@@ -205,8 +246,10 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
         for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories)
           if (!c.empty()) add_outcome(by_category[c], qs.outcome);
       }
+      ovobench_outcomes.push_back({&q, qs.outcome == "correct" || qs.outcome == "wrong", qs.outcome == "correct"});
       report.questions.push_back(std::move(qs));
     }
+  if (rule == AnswerRule::ovobench) report.ovobench = ovobench_summary(ovobench_outcomes);
 
   for (const auto& [name, _] : convention.rows)
     if (const auto it = by_category.find(name); it != by_category.end()) {
@@ -292,6 +335,7 @@ std::string score_markdown(const ScoreReport& r) {
     row("**overall**", r.overall);
     if (r.macro_accuracy) s << "| **M-Avg** (mean of the task accuracies) | | | | " << percent(r.macro_accuracy) << " |\n";
     s << "\n";
+    if (r.ovobench) s << ovobench_markdown(*r.ovobench) << "\n";
     const Tally& t = r.overall;
     s << "- not scored: " << t.unanswered << " unanswered (left out by the rule), " << t.missing
       << " without a prediction, " << t.errored << " errored, " << t.no_gold << " without a gold answer\n";
@@ -361,6 +405,7 @@ std::string score_json(const ScoreReport& r) {
       {"duplicate_predictions", r.duplicate_predictions},
       {"questions", questions}};
   if (r.judge) j["open_ended"]["judge"] = judge_tally_json(*r.judge);
+  if (r.ovobench) j["ovobench"] = ovobench_json(*r.ovobench);
   // Judge replies are any text a server sent: replace bad UTF-8 rather than throw.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmarks/llm_judge.h"
+#include "benchmarks/ovobench_score.h"
 #include "benchmarks/predictions.h"
 #include "core/engine/benchmark.h"
 
@@ -60,6 +61,7 @@ struct ScoreReport {
   Tally overall;
   std::vector<std::pair<std::string, Tally>> categories;  // the official table's order, then by name
   std::optional<double> macro_accuracy;                    // MLVU: M-Avg
+  std::optional<OvoBenchSummary> ovobench;                 // the ovobench rule: tasks, groups, total
   int64_t open_ended = 0, open_ended_answered = 0;         // need the LLM judge (RVS)
   std::optional<JudgeTally> judge;                         // set by judge_open_ended
   RecallTally recall;

@@ -44,6 +44,41 @@ StampReading read_streamingbench_stamp(const std::string& stamp, const std::stri
   return {official, ""};
 }
 
+bool read_streamingbench_question(AnnotationReader& r, const nlohmann::json& jq, const std::string& qat,
+                                  const std::string& malformed_stamps, Question& q) {
+  const size_t fatal_before = r.fatal_count();
+  q.text = r.text(jq, qat, "question").value_or("");
+  q.category = r.text(jq, qat, "task_type").value_or("");
+  const auto stamp = r.text(jq, qat, "time_stamp");
+  const auto letter = r.text(jq, qat, "answer");
+  q.official_options = r.texts(jq, qat, "options").value_or(std::vector<std::string>{});
+  if (const auto ability = r.text(jq, qat, "required_ability", false)) q.tags["required_ability"] = *ability;
+  if (r.fatal_count() != fatal_before) return false;
+
+  for (size_t i = 0; i < q.official_options.size(); ++i) q.options.push_back(strip_option_letter(q.official_options[i], i));
+  if (!q.official_options.empty() && q.official_options[0].compare(0, 2, "A.") != 0)
+    r.note(at_key(qat, "options"), "no \"A. \" prefixes: the official prompt adds them");
+  if (letter->size() != 1 || (*letter)[0] < 'A' || size_t((*letter)[0] - 'A') >= q.options.size()) {
+    r.fatal(at_key(qat, "answer"), "expected the letter of one of the " + std::to_string(q.options.size()) +
+                                       " options, got " + nlohmann::json(*letter).dump());
+    return false;
+  }
+  q.answer_letter = *letter;
+  q.answer = q.options[size_t((*letter)[0] - 'A')];
+  check_options(r, qat, q);
+
+  const StampReading t = read_streamingbench_stamp(*stamp, malformed_stamps);
+  if (!t.note.empty()) r.note(at_key(qat, "time_stamp"), t.note);
+  if (!t.seconds) {
+    if (t.note.empty())
+      r.fatal(at_key(qat, "time_stamp"), "expected H:MM:SS or MM:SS (below 10^7 s), got " + nlohmann::json(*stamp).dump());
+    return false;
+  }
+  q.time = *t.seconds;
+  q.tags["time_stamp"] = *stamp;  // as the file writes it: SQA's context quotes it
+  return true;
+}
+
 std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
   AnnotationReader r(options_.annotations, problems);
   const nlohmann::json j = r.read_json_list("entries");
@@ -72,42 +107,16 @@ std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
       Question q;
       q.id = stream.id + "_" + std::to_string(asked[it->second]++);
       if (!r.object(jq, qat)) continue;
-      q.text = r.text(jq, qat, "question").value_or("");
-      q.category = r.text(jq, qat, "task_type").value_or("");
-      const auto stamp = r.text(jq, qat, "time_stamp");
-      const auto letter = r.text(jq, qat, "answer");
-      q.official_options = r.texts(jq, qat, "options").value_or(std::vector<std::string>{});
-      if (const auto ability = r.text(jq, qat, "required_ability", false)) q.tags["required_ability"] = *ability;
       if (video_category) q.tags["video_category"] = *video_category;
       const auto window = entry_window ? entry_window : r.text(jq, qat, "time", false);
       if (r.fatal_count() != fatal_before) continue;
-
-      for (size_t i = 0; i < q.official_options.size(); ++i) q.options.push_back(strip_option_letter(q.official_options[i], i));
-      if (!q.official_options.empty() && q.official_options[0].compare(0, 2, "A.") != 0)
-        r.note(at_key(qat, "options"), "no \"A. \" prefixes: the official prompt adds them");
-      if (letter->size() != 1 || (*letter)[0] < 'A' || size_t((*letter)[0] - 'A') >= q.options.size()) {
-        r.fatal(at_key(qat, "answer"), "expected the letter of one of the " + std::to_string(q.options.size()) +
-                                           " options, got " + nlohmann::json(*letter).dump());
-        continue;
-      }
-      q.answer_letter = *letter;
-      q.answer = q.options[size_t((*letter)[0] - 'A')];
-      check_options(r, qat, q);
-
-      const StampReading t = read_streamingbench_stamp(*stamp, options_.malformed_stamps);
-      if (!t.note.empty()) r.note(at_key(qat, "time_stamp"), t.note);
-      if (!t.seconds) {
-        if (t.note.empty())
-          r.fatal(at_key(qat, "time_stamp"),
-                  "expected H:MM:SS or MM:SS (below 10^7 s), got " + nlohmann::json(*stamp).dump());
-        continue;
-      }
-      q.time = *t.seconds;
+      if (!read_streamingbench_question(r, jq, qat, options_.malformed_stamps, q)) continue;
+      const std::string stamp = q.tags["time_stamp"];
       if (window) {
         const auto w = clock_interval(*window);
         if (!w) r.note(at_key(entry_window ? at : qat, "time"), "window " + nlohmann::json(*window).dump() + " not understood");
         else if (q.time < w->first || q.time > w->second)
-          r.note(at_key(qat, "time_stamp"), "\"" + *stamp + "\" lies outside its window " + nlohmann::json(*window).dump());
+          r.note(at_key(qat, "time_stamp"), "\"" + stamp + "\" lies outside its window " + nlohmann::json(*window).dump());
       }
       stream.questions.push_back(std::move(q));
     }

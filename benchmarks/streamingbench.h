@@ -22,7 +22,8 @@ struct StreamingBenchOptions {
   std::string malformed_stamps = "fix";
   std::string rule = "official";
   static void declare(Schema<StreamingBenchOptions>& s) {
-    s.field("annotations", &StreamingBenchOptions::annotations, "questions_real.json or questions_real_stream.json")
+    s.field("annotations", &StreamingBenchOptions::annotations,
+            "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json")
         .required();
     s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &StreamingBenchOptions::video_path_keep,
@@ -44,6 +45,12 @@ struct StampReading {
   std::string note;
 };
 StampReading read_streamingbench_stamp(const std::string& stamp, const std::string& malformed_stamps);
+
+// One question of a StreamingBench file (real-time, SQA): its text, task_type, letter answer, options
+// (prefixes stripped, the file's kept in official_options), required_ability and time_stamp. False
+// when it cannot be asked (the problem recorded, or the question dropped by `malformed_stamps`).
+bool read_streamingbench_question(AnnotationReader& r, const nlohmann::json& jq, const std::string& at,
+                                  const std::string& malformed_stamps, Question& q);
 
 class StreamingBench final : public AnnotatedBenchmark {
  public:

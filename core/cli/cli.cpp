@@ -46,6 +46,7 @@ commands:
   embed --model DIR (--frames SRC | --text TEXT)   image-text embeddings (external retrieval); --out writes .npy
   benchmark inspect NAME ANNOTATIONS               load an annotation file: counts, categories, every problem
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
+  export-results RUN                               a run's predictions as OVO-Bench's / StreamingBench's results file
   report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
   --version                                        print the version
 
@@ -265,10 +266,11 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "benchmark") return cmd_benchmark(argc - 1, argv + 1, registries);
     if (command == "score") return cmd_score(argc - 1, argv + 1, registries);
     if (command == "report") return cmd_report(argc - 1, argv + 1, registries);
+    if (command == "export-results") return cmd_export_results(argc - 1, argv + 1, registries);
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
                                            did_you_mean(command, {"run", "grid", "validate", "list", "tokenize", "probe",
-                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "version"}));
+                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";
     return kUsageOrConfigError;

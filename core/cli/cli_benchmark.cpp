@@ -5,13 +5,19 @@
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
 #include <cxxopts.hpp>
 
+#include <algorithm>
 #include <any>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "benchmarks/answer_parsing.h"
 #include "benchmarks/llm_judge.h"
+#include "benchmarks/ovobench_results.h"
 #include "benchmarks/predictions.h"
 #include "benchmarks/scoring.h"
 #include "core/io/atomic_file.h"
@@ -107,6 +113,27 @@ JudgeOptions judge_options(const cxxopts::ParseResult& args, const std::string& 
   return o;
 }
 
+// Each question as the run will put it (inspect --questions), in the order the run asks them.
+std::string questions_jsonl(const Benchmark& benchmark, const std::vector<Stream>& streams) {
+  std::string out;
+  for (const auto& s : streams) {
+    std::vector<Question> questions = s.questions;
+    std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
+    for (const auto& q : questions)
+      out += nlohmann::json{{"stream", s.id},
+                            {"question_id", q.id},
+                            {"time", std::isfinite(q.time) ? nlohmann::json(q.time) : nlohmann::json(nullptr)},
+                            {"category", q.category},
+                            {"prompt", benchmark.question_text(q)},
+                            {"answer_prefix", benchmark.answer_prefix(q)},
+                            {"gold", judged_by_rule(q) ? nlohmann::json(gold_letter(benchmark.answer_rule(), q))
+                                                       : nlohmann::json(q.answer)}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             "\n";
+  }
+  return out;
+}
+
 cxxopts::ParseResult parse(cxxopts::Options& options, int argc, const char* const* argv,
                            const std::vector<std::string>& positional) {
   options.parse_positional(positional);
@@ -120,6 +147,10 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
                            "Load an annotation file with a benchmark's loader: videos, questions, categories, and "
                            "every problem found (file, record, field). Exit 1 if a record cannot be used.");
   add_benchmark_options(options);
+  options.add_options()("questions",
+                        "also write every question as a JSON line here: stream, id, time, category, the text the "
+                        "answer prompt gets in place of {question} (the benchmark's own prompt), gold",
+                        cxxopts::value<std::string>());
   options.positional_help("NAME ANNOTATIONS");
   const auto args = parse(options, argc, argv, {"name", "annotations"});
   if (args.count("help")) {
@@ -130,17 +161,22 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
   std::vector<LoadProblem> problems;
   const std::vector<Stream> streams = benchmark->load(problems);
 
-  int64_t questions = 0, multiple_choice = 0, offline = 0, with_evidence = 0;
+  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0;
   std::map<size_t, int64_t> by_option_count;
   std::map<std::string, int64_t> by_category;
+  std::map<std::string, std::set<std::string>> items_by_category;  // records asked several times (OVO-Bench's probes)
   for (const auto& s : streams)
     for (const auto& q : s.questions) {
       ++questions;
       offline += q.offline;
       with_evidence += !q.evidence.empty();
       if (!q.options.empty()) ++multiple_choice, ++by_option_count[q.options.size()];
-      for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories)
+      else closed += judged_by_rule(q);
+      for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories) {
         ++by_category[c.empty() ? "(none)" : c];
+        if (const auto item = q.tags.find("item"); item != q.tags.end())
+          items_by_category[c.empty() ? "(none)" : c].insert(item->second);
+      }
     }
   if (args.count("video-root"))
     for (const auto& s : streams)
@@ -150,15 +186,27 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
             << "answer rule: " << rule_name(benchmark->answer_rule()) << "\n"
             << "videos: " << streams.size() << "\n"
             << "questions: " << questions << " (" << multiple_choice << " multiple choice, "
-            << questions - multiple_choice << " open-ended; " << offline << " offline, " << questions - offline
+            << (closed ? std::to_string(closed) + " closed without options (a count, Yes/No), " : "")
+            << questions - multiple_choice - closed << " open-ended; " << offline << " offline, " << questions - offline
             << " asked at a time; " << with_evidence << " with evidence)\n";
   if (!by_option_count.empty()) {
     std::cout << "options per question:";
     for (const auto& [n, count] : by_option_count) std::cout << " " << n << " (" << count << ")";
     std::cout << "\n";
   }
+  if (!items_by_category.empty()) {
+    size_t items = 0;
+    for (const auto& [_, ids] : items_by_category) items += ids.size();
+    std::cout << "items (annotation records; a record asked at several times is one item): " << items << "\n";
+  }
   std::cout << "categories:\n";
-  for (const auto& [c, count] : by_category) std::cout << "  " << c << ": " << count << "\n";
+  for (const auto& [c, count] : by_category) {
+    std::cout << "  " << c << ": " << count;
+    if (const auto it = items_by_category.find(c); it != items_by_category.end() && it->second.size() != size_t(count))
+      std::cout << " (" << it->second.size() << " items)";
+    std::cout << "\n";
+  }
+  if (args.count("questions")) write_file_atomically(args["questions"].as<std::string>(), questions_jsonl(*benchmark, streams));
   int64_t fatal = 0;
   for (const auto& p : problems) fatal += p.fatal;
   std::cout << "problems: " << problems.size() << " (" << fatal << " make a record unusable)\n";
@@ -184,7 +232,9 @@ int cmd_score(int argc, const char* const* argv, const Registries& registries) {
                            "predictions.jsonl) with the benchmark's official rules; prints a markdown table. "
                            "Open-ended answers (RVS) are judged by an LLM when a judge URL is known.");
   add_benchmark_options(options);
-  options.add_options()("predictions", "PREDICTIONS.jsonl", cxxopts::value<std::string>())(
+  options.add_options()("predictions",
+                        "PREDICTIONS.jsonl; ovobench: also its results file or results/MODEL/ (not .jsonl)",
+                        cxxopts::value<std::string>())(
       "out", "also write everything, per question too, as JSON here", cxxopts::value<std::string>());
   add_judge_options(options);
   options.positional_help("NAME ANNOTATIONS PREDICTIONS.jsonl");
@@ -197,7 +247,13 @@ int cmd_score(int argc, const char* const* argv, const Registries& registries) {
   const std::string predictions_path = args["predictions"].as<std::string>();
   auto benchmark = make_benchmark(registries, args);
   const std::vector<Stream> streams = benchmark->streams();
-  const auto predictions = read_predictions(predictions_path);
+  // OVO-Bench's own results (a file, or results/MODEL/ as score.py reads it), else JSON Lines records.
+  const bool official_results = benchmark->answer_rule() == AnswerRule::ovobench &&
+                                (std::filesystem::is_directory(predictions_path) || predictions_path.size() < 6 ||
+                                 predictions_path.substr(predictions_path.size() - 6) != ".jsonl");
+  const auto predictions =
+      official_results ? ovobench_results_records(read_ovobench_results(predictions_path), predictions_path)
+                       : read_predictions(predictions_path);
   ScoreReport report =
       score_predictions(args["name"].as<std::string>(), benchmark->answer_rule(), streams, predictions);
   const JudgeOptions judge = judge_options(args, predictions_path);

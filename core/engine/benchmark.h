@@ -21,7 +21,9 @@ struct Question {
   // encodes every frame first and records the stream's end as the question's time.
   bool offline = false;
   // The gold letter as the official scorer defines it (a letter field, or MLVU's last matching
-  // option); empty: the letter of `answer`'s first occurrence in `options` (ReKV).
+  // option); empty: the letter of `answer`'s first occurrence in `options` (ReKV). A question
+  // without options that its rule judges all the same (OVO-Bench's forward probes: a count, or
+  // Yes/No) holds its gold here too: see judged_by_rule.
   std::string answer_letter;
   std::vector<std::string> categories;  // every label of a multi-label question (LVBench); empty: {category}
   std::vector<std::pair<double, double>> evidence;  // [start, end] seconds that show the answer (clues, RVS windows)
@@ -29,6 +31,10 @@ struct Question {
   std::vector<std::string> official_options;
   std::map<std::string, std::string> tags;  // other labels (domain, video category, duration group)
 };
+
+// Multiple choice, or a closed question with a gold the rule compares with: judged by the
+// benchmark's rule, not open-ended.
+inline bool judged_by_rule(const Question& q) { return !q.options.empty() || !q.answer_letter.empty(); }
 
 struct Stream {
   std::string id;
@@ -41,7 +47,7 @@ struct Stream {
 // How a benchmark's multiple-choice questions are put to the model and its answers read
 // (benchmarks/answer_parsing.h). `rekv` is ReKV's prompt and letter rule, which the compared
 // papers used; the others are each benchmark's official scorer.
-enum class AnswerRule { rekv, streamingbench, cgbench, lvbench, videomme, mlvu };
+enum class AnswerRule { rekv, streamingbench, cgbench, lvbench, videomme, mlvu, ovobench };
 
 // What a benchmark's rule made of one multiple-choice output.
 struct Verdict {

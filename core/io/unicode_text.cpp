@@ -83,6 +83,11 @@ bool python_is_word(char32_t c) {
   }
 }
 
+bool python_is_decimal(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ND;
+}
+
 std::string python_strip(const std::string& s) {
   size_t begin = 0, end = s.size();
   for (size_t i = 0; i < s.size();) {  // skip leading whitespace

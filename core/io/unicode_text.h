@@ -18,6 +18,8 @@ char32_t next_code_point(const std::string& s, size_t& i);
 bool python_isspace(char32_t c);
 // Python 3's `\w` on str: c.isalnum() or '_' (letters L*, numbers Nd, Nl, No).
 bool python_is_word(char32_t c);
+// Python 3's `\d` on str: c is a decimal digit (category Nd, e.g. '٣' as well as '3').
+bool python_is_decimal(char32_t c);
 // Python's s.strip() with no argument (Unicode whitespace on both ends).
 std::string python_strip(const std::string& s);
 

@@ -49,6 +49,8 @@ PredictionRecord question_record(const std::string& stream_id, const Question& q
   if (std::isfinite(q.time)) r.time = q.time;  // an offline question whose video could not be read: unknown
   r.question = q.text;
   r.category = q.category;
+  for (const char* key : {"item", "probe"})  // a record asked at several times (OVO-Bench's probes)
+    if (const auto tag = q.tags.find(key); tag != q.tags.end()) r.extra[key] = tag->second;
   return r;
 }
 
@@ -105,7 +107,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   r.retrieval_scores = scored(a.block_scores);
   for (const auto& [expert, scores] : a.expert_block_scores)  // a mixture's experts (rrf_mixture)
     if (!scores.empty()) r.extra["expert_scores"][expert] = scored(scores);
-  if (!q.options.empty()) {
+  if (judged_by_rule(q)) {
     const Verdict v = step.benchmark.verdict(q, a.text);  // unanswered or no gold: no "correct"
     r.letter = v.parsed;
     if (step.benchmark.has_gold(q) && v.outcome != Verdict::Outcome::unanswered)

@@ -13,7 +13,7 @@ namespace svqa {
 
 RunJudge make_run_judge(const JudgeOptions& options, const std::vector<Stream>& streams, const std::string& dir) {
   const bool open_ended = std::any_of(streams.begin(), streams.end(), [](const Stream& s) {
-    return std::any_of(s.questions.begin(), s.questions.end(), [](const Question& q) { return q.options.empty(); });
+    return std::any_of(s.questions.begin(), s.questions.end(), [](const Question& q) { return !judged_by_rule(q); });
   });
   RunJudge judge;
   if (!open_ended || LlmJudge::resolved_base_url(options).empty()) return judge;
