@@ -176,19 +176,29 @@ def test_a_manifest_path_outside_the_export_is_refused(svqa_bin, tiny_export, tm
                             "inside the export folder\n")
 
 
-def make_export(module, tiny, seed, out):
-    subprocess.run([sys.executable, "-m", module, "--tiny", tiny, "--seed", str(seed), "--out", str(out)], cwd=ROOT,
-                   check=True, capture_output=True)
-    return out
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """Seeds 0 and 1 of a tiny LLaVA-OV export and of a tiny SigLIP expert: two models each."""
+    base = tmp_path_factory.mktemp("two_models")
+    made = {}
+    for kind, module, tiny in (("backbone", "models.export", "llava_onevision"),
+                               ("expert", "models.export.image_text", "siglip")):
+        for seed in (0, 1):
+            out = base / f"{kind}{seed}"
+            subprocess.run([sys.executable, "-m", module, "--tiny", tiny, "--seed", str(seed), "--out", str(out)],
+                           cwd=ROOT, check=True, capture_output=True)
+            made[kind, seed] = out
+    return made
 
 
 @pytest.mark.parametrize("replaced", ["backbone", "expert"])
-def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(svqa_bin, tmp_path, replaced):
+def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(svqa_bin, tmp_path, two_models,
+                                                                               replaced):
     """A run killed after its first answer, its backbone export (or its external expert) replaced at the
     same path by another model: the rerun stops in one line naming the model, answers nothing more."""
     backbone, expert = tmp_path / "backbone", tmp_path / "expert"
-    make_export("models.export", "llava_onevision", 0, backbone)
-    make_export("models.export.image_text", "siglip", 0, expert)
+    shutil.copytree(two_models["backbone", 0], backbone)
+    shutil.copytree(two_models["expert", 0], expert)
     np.save(tmp_path / "clip.npy", np.random.default_rng(0).integers(0, 256, (8, 48, 48, 3), dtype=np.uint8))
     questions = [{"id": f"q{i}", "time": float(i), "question": "What?"} for i in (1, 3, 5)]
     (tmp_path / "streams.json").write_text(json.dumps({"streams": [{"id": "clip", "video": "clip.npy",
@@ -217,10 +227,7 @@ def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(s
     # Now another model (seed 1) at the same path.
     target = backbone if replaced == "backbone" else expert
     shutil.rmtree(target)
-    if replaced == "backbone":
-        make_export("models.export", "llava_onevision", 1, target)
-    else:
-        make_export("models.export.image_text", "siglip", 1, target)
+    shutil.copytree(two_models[replaced, 1], target)
     r = run(svqa_bin, tmp_path)
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
