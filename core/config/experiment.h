@@ -60,7 +60,7 @@ struct StreamOptions {
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);
-    s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go; empty: <results dir>/spill");
+    s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go (each run in its own subfolder); empty: <results dir>/spill");
     s.check("answer_prompt", [](const StreamOptions& o) {
       return o.answer_prompt == "<default>" || o.answer_prompt.find("{question}") != std::string::npos
                  ? std::string()

@@ -14,6 +14,9 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/io/checksum.h"
+#include "core/io/environment_error.h"
+
 namespace svqa {
 namespace {
 
@@ -26,8 +29,33 @@ int64_t tensor_bytes_of(const std::vector<int64_t>& shape, at::ScalarType dtype)
   return n;
 }
 
-std::runtime_error io_error(const std::string& path, const std::string& what) {
-  return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
+// A spill file that cannot be written or read is the machine's failure, not the question's.
+EnvironmentError io_error(const std::string& path, const std::string& what, int why = errno) {
+  return EnvironmentError(path + ": " + what + ": " + std::strerror(why));
+}
+
+// A spill file whose bytes are not the ones written (overwritten, truncated, another run's block):
+// the question must not be answered from it.
+EnvironmentError changed_error(const std::string& path, const std::string& why) {
+  return EnvironmentError(path + ": spill file changed since it was written (" + why +
+                          "); not answered from it: rerun to retry the question");
+}
+
+// Opens a spilled block's file for reading and checks that it still has the size written.
+int open_spilled(const std::string& path, int64_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw io_error(path, "cannot open spill file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int why = errno;
+    ::close(fd);
+    throw io_error(path, "cannot stat spill file", why);
+  }
+  if (st.st_size != bytes) {
+    ::close(fd);
+    throw changed_error(path, std::to_string(st.st_size) + " bytes, " + std::to_string(bytes) + " written");
+  }
+  return fd;
 }
 
 // A read-only mapping of a spilled block's file, unmapped when the last tensor viewing it goes.
@@ -68,6 +96,7 @@ struct MemoryBank::Entry {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<at::ScalarType> dtypes;
   std::vector<int64_t> offsets;  // byte offset of each tensor in the file
+  std::vector<uint64_t> sums;    // checksum64 of each tensor's bytes, checked when read back
   int64_t bytes = 0;
 };
 
@@ -89,8 +118,9 @@ MemoryBank::MemoryBank(MemoryBankOptions options)
 }
 
 MemoryBank::~MemoryBank() {
+  std::error_code ignored;  // a destructor must not throw (it runs while a spill error unwinds)
   for (const auto& e : entries_)
-    if (!e->file.empty()) std::filesystem::remove(e->file);
+    if (!e->file.empty()) std::filesystem::remove(e->file, ignored);
 }
 
 int64_t MemoryBank::add(KvBlock block) {
@@ -173,13 +203,15 @@ void MemoryBank::spill_oldest_resident() {
       e.offsets.push_back(e.offsets.empty() ? 0 : e.offsets.back() + tensor_bytes_of(e.shapes.back(), e.dtypes.back()));
       e.shapes.push_back(t->defined() ? t->sizes().vec() : std::vector<int64_t>{});
       e.dtypes.push_back(t->defined() ? t->scalar_type() : at::kFloat);
+      e.sums.push_back(t->defined() ? checksum64(t->data_ptr(), static_cast<size_t>(tensor_bytes(*t))) : 0);
       if (!t->defined()) continue;
       const char* p = static_cast<const char*>(t->data_ptr());
       for (int64_t left = tensor_bytes(*t); left > 0;) {
         const ssize_t n = ::write(fd, p, static_cast<size_t>(left));
         if (n < 0) {
+          const int why = errno;
           ::close(fd);
-          throw io_error(e.file, "cannot write spill file");
+          throw io_error(e.file, "cannot write spill file", why);
         }
         p += n;
         left -= n;
@@ -219,15 +251,15 @@ KvBlock MemoryBank::block(int64_t id) const {
   if (e.file.empty()) return stored;
   KvBlock out = stored;
   auto mapping = std::make_shared<Mapping>();
-  const int fd = ::open(e.file.c_str(), O_RDONLY);
-  if (fd < 0) throw io_error(e.file, "cannot open spill file");
+  const int fd = open_spilled(e.file, e.bytes);
   mapping->size = static_cast<size_t>(e.bytes);
   if (e.bytes > 0) {
     mapping->data = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapping->data == MAP_FAILED) {
+      const int why = errno;
       mapping->data = nullptr;
       ::close(fd);
-      throw io_error(e.file, "cannot map spill file");
+      throw io_error(e.file, "cannot map spill file", why);
     }
   }
   ::close(fd);
@@ -235,9 +267,12 @@ KvBlock MemoryBank::block(int64_t id) const {
   size_t i = 0;
   for (size_t l = 0; l < out.keys.size(); ++l)
     for (auto* t : {&out.keys[l], &out.values[l]}) {
-      const auto& shape = e.shapes[i];
-      const auto dtype = e.dtypes[i++];
+      const size_t at = i++;
+      const auto& shape = e.shapes[at];
+      const auto dtype = e.dtypes[at];
       if (shape.empty()) continue;
+      if (checksum64(p, static_cast<size_t>(tensor_bytes_of(shape, dtype))) != e.sums[at])
+        throw changed_error(e.file, "checksum differs");
       // MAP_PRIVATE pages are copy-on-write, so a caller writing to them never changes the file.
       *t = at::from_blob(p, shape, [mapping](void*) {}, at::TensorOptions().dtype(dtype));
       p += tensor_bytes(*t);
@@ -261,8 +296,7 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
     return;
   }
-  const int fd = ::open(e.file.c_str(), O_RDONLY);
-  if (fd < 0) throw io_error(e.file, "cannot open spill file");
+  const int fd = open_spilled(e.file, e.bytes);
   auto read_into = [&](size_t i, const at::Tensor& dst) {
     const auto dtype = e.dtypes[i];
     const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&
@@ -272,11 +306,20 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     int64_t offset = e.offsets[i];
     for (int64_t left = tensor_bytes(buffer); left > 0;) {
       const ssize_t n = ::pread(fd, p, static_cast<size_t>(left), static_cast<off_t>(offset));
-      if (n <= 0) {
+      if (n < 0) {
+        const int why = errno;
         ::close(fd);
-        throw io_error(e.file, "cannot read spill file");
+        throw io_error(e.file, "cannot read spill file", why);
+      }
+      if (n == 0) {  // cut short after the size check: no errno to report
+        ::close(fd);
+        throw changed_error(e.file, "ends before byte " + std::to_string(offset));
       }
       p += n, offset += n, left -= n;
+    }
+    if (checksum64(buffer.data_ptr(), static_cast<size_t>(tensor_bytes(buffer))) != e.sums[i]) {
+      ::close(fd);
+      throw changed_error(e.file, "checksum differs");
     }
     if (!direct) dst.copy_(buffer, /*non_blocking=*/buffer.is_pinned());
   };

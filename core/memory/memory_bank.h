@@ -6,6 +6,9 @@
 // each under `spill_dir` and dropped from RAM; `block(id)` maps a spilled block's file back
 // (mmap, read-only, bit-exact) for as long as the caller holds its tensors. Representative vectors
 // stay resident on the compute device, one growable matrix per layer, where retrieval scores them.
+// A spilled block is checked when read back (the file's size, each tensor's checksum64): a file
+// overwritten, cut short or swapped for another block throws EnvironmentError naming it, as does
+// a failed write or read (disk full, I/O error), so no question is answered from a changed block.
 
 #include <ATen/ATen.h>
 

@@ -13,11 +13,15 @@
 namespace svqa {
 namespace {
 
-// Test hook: SVQA_KILL_AFTER_RECORDS=N makes the process SIGKILL itself right after its N-th record
-// is on disk, so a test kills a run at a known point instead of racing a timer.
-void kill_if_asked(int64_t written_by_process) {
-  static const char* const limit = std::getenv("SVQA_KILL_AFTER_RECORDS");
-  if (limit && written_by_process == std::atoll(limit)) std::raise(SIGKILL);
+// Test hooks: SVQA_KILL_AFTER_RECORDS=N makes the process SIGKILL itself right after its N-th record
+// is on disk, so a test kills a run at a known point instead of racing a timer;
+// SVQA_STOP_AFTER_RECORDS=N makes it SIGSTOP itself there, so a test changes files between two
+// questions (a spill block, another run sharing the spill folder) and then sends SIGCONT.
+void signal_if_asked(int64_t written_by_process) {
+  static const char* const kill_at = std::getenv("SVQA_KILL_AFTER_RECORDS");
+  static const char* const stop_at = std::getenv("SVQA_STOP_AFTER_RECORDS");
+  if (kill_at && written_by_process == std::atoll(kill_at)) std::raise(SIGKILL);
+  if (stop_at && written_by_process == std::atoll(stop_at)) std::raise(SIGSTOP);
 }
 
 }  // namespace
@@ -49,7 +53,7 @@ void PredictionLog::append(const PredictionRecord& record) {
   done_.insert({record.stream, record.question_id});
   records_.push_back(record);
   static int64_t written_by_process = 0;
-  kill_if_asked(++written_by_process);
+  signal_if_asked(++written_by_process);
 }
 
 }  // namespace svqa

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "core/io/environment_error.h"
 #include "core/io/format.h"
 #include "models/torch_error.h"
 
@@ -62,6 +63,24 @@ PredictionRecord error_record(const std::string& stream_id, const Question& q, c
   return r;
 }
 
+namespace {
+
+// The one place the encoder hears of a question before retrieval reads the bank.
+void tell_encoder(const QuestionStep& step, StreamEncoding& stream, const Question& q) {
+  step.encoder.before_question(step.backbone, QuestionInfo{q.id, q.text, q.time}, stream.bank());
+}
+
+}  // namespace
+
+void replay_answered(const QuestionStep& step, StreamEncoding& stream, const Question& q) {
+  try {
+    tell_encoder(step, stream, q);
+  } catch (const EnvironmentError&) {
+    throw;
+  } catch (const std::exception&) {  // it failed when answered too: its error record is on file
+  }
+}
+
 PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                             const Question& q, const StreamEncoding::Step& encoding) {
   MemoryBank& bank = stream.bank();
@@ -69,11 +88,12 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   Answer a;
   double told_s = 0;  // what the encoder did when told of the question (StreamKV encodes its open segment)
   try {
-    // The one place the encoder hears of a question before retrieval reads the bank.
     const auto t0 = std::chrono::steady_clock::now();
-    step.encoder.before_question(step.backbone, info, bank);
+    tell_encoder(step, stream, q);
     told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     a = answer_question(step.backbone, step.encoder, bank, step.retrieval, info, prompt_for(step, q), step.options);
+  } catch (const EnvironmentError&) {  // the machine's failure: no record, the run stops, a rerun retries
+    throw;
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
     return error_record(stream_id, q, torch_error_line(e));
   } catch (const std::exception& e) {

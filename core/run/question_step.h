@@ -24,9 +24,15 @@ struct QuestionStep {
 
 // Answers `q` (asked at q.time; every frame up to it is encoded) from `stream`'s bank. `encoding`
 // is what was encoded for it since the previous question. A failure of the question becomes an
-// error record; a retrieved block that ends after the question throws std::logic_error (a bug).
+// error record; an EnvironmentError (spill disk full, a spill file changed) is thrown on, so the run
+// stops and a rerun retries; a retrieved block that ends after the question throws std::logic_error (a bug).
 PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                             const Question& q, const StreamEncoding::Step& encoding);
+
+// A question answered by an earlier run (skipped on resume) changes the stream's memory as it did
+// then: the encoder hears of it (StreamKV closes its open segment, MuKV drops leftovers), so later
+// answers equal an uninterrupted run's. Its failure then is on file already; an EnvironmentError is thrown on.
+void replay_answered(const QuestionStep& step, StreamEncoding& stream, const Question& q);
 
 // The record of a question that could not be answered, and why.
 PredictionRecord error_record(const std::string& stream_id, const Question& q, const std::string& why);

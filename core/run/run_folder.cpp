@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,8 @@
 
 #include "core/config/config_diff.h"
 #include "core/io/atomic_file.h"
+#include "core/io/safe_paths.h"
+#include "core/run/model_identity.h"
 
 namespace svqa {
 namespace {
@@ -57,7 +60,52 @@ bool has_answers(const std::string& predictions) {
   return fs::exists(predictions, ec) && fs::file_size(predictions, ec) > 0;
 }
 
+// DIR/config.yaml: written when new (or no answer yet), else the same config or a refusal.
+void check_config(const std::string& dir, const ConfigNode& resolved, bool answered) {
+  const std::string config = dir + "/config.yaml";
+  const std::string now = to_yaml(resolved);
+  if (fs::exists(config)) {
+    if (read_all(config) == now) return;
+    const auto difference = first_config_difference(parse_yaml_file(config), resolved);
+    if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
+    if (answered)
+      throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
+                               "); rerun with that config to resume, or use another --out or name");
+  } else if (answered) {
+    throw std::runtime_error(dir + ": holds predictions.jsonl but no config.yaml, so which config made them is "
+                             "unknown; use another --out or name");
+  }
+  write_file_atomically(config, now);
+}
+
+// DIR/models.json: the identity of every export the config names, checked as the config is. A
+// folder answered by an svqa that did not record them gets them now.
+void check_models(const std::string& dir, const ConfigNode& resolved, bool answered) {
+  const std::string file = dir + "/models.json";
+  const nlohmann::json now = model_identities(resolved);
+  if (answered && fs::exists(file)) {
+    nlohmann::json recorded;
+    try {
+      recorded = nlohmann::json::parse(read_all(file));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(file + ": not valid JSON (" + std::string(e.what()) + "); move it away to resume");
+    }
+    if (recorded == now) return;
+    if (const auto difference = first_model_difference(recorded, now))
+      throw std::runtime_error(file + ": its answers were made with another model at " + *difference +
+                               "; rerun with that model to resume, or use another --out or name");
+    return;
+  }
+  write_file_atomically(file, now.dump(2) + "\n");
+}
+
 }  // namespace
+
+std::string spill_subfolder(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw std::runtime_error(dir + ": cannot stat: " + std::strerror(errno));
+  return safe_path_component(this_host() + "-" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino));
+}
 
 RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command) {
   fs::create_directories(dir);
@@ -91,21 +139,9 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
         ::pwrite(lock_fd_, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()))
       throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
 
-    const std::string config = dir + "/config.yaml";
-    const std::string now = to_yaml(resolved);
     const bool answered = has_answers(dir + "/predictions.jsonl");
-    if (fs::exists(config)) {
-      if (read_all(config) == now) return;
-      const auto difference = first_config_difference(parse_yaml_file(config), resolved);
-      if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
-      if (answered)
-        throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
-                                 "); rerun with that config to resume, or use another --out or name");
-    } else if (answered) {
-      throw std::runtime_error(dir + ": holds predictions.jsonl but no config.yaml, so which config made them is "
-                               "unknown; use another --out or name");
-    }
-    write_file_atomically(config, now);
+    check_config(dir, resolved, answered);
+    check_models(dir, resolved, answered);
   } catch (...) {
     ::close(lock_fd_);
     throw;

@@ -5,7 +5,10 @@
 //   every question a second time;
 // - the resolved config, written only when the folder has none (or holds no answer yet). A folder
 //   whose answers were made with another config is refused, naming the first key that differs:
-//   resuming would label those answers with the new config.
+//   resuming would label those answers with the new config;
+// - the identity of every model the config names (DIR/models.json: each export's files, sizes and
+//   checksums, core/run/model_identity.h), checked the same way: a folder whose answers came from
+//   an export since replaced at the same path is refused, naming it.
 
 #include <string>
 
@@ -13,9 +16,15 @@
 
 namespace svqa {
 
+// The folder of this run's spill files inside a shared `stream.spill_dir`: named by the run folder's
+// identity on this machine (host, device and inode of `dir`: "node7-2049-1835043"), so two runs with
+// different --out never touch each other's blocks, and a rerun of the same folder reuses its own.
+// `dir` must exist.
+std::string spill_subfolder(const std::string& dir);
+
 class RunFolder {
  public:
-  // Creates `dir` if needed, locks it, checks or writes DIR/config.yaml. `command` says what holds
+  // Creates `dir` if needed, locks it, checks or writes DIR/config.yaml and DIR/models.json. `command` says what holds
   // the lock ("svqa run exp.yaml"). Throws std::runtime_error: one line naming the folder.
   RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command);
   ~RunFolder();

@@ -13,6 +13,7 @@
 #include "core/run/progress.h"
 #include "core/run/question_step.h"
 #include "core/run/run_closing.h"
+#include "core/run/run_folder.h"
 #include "core/run/stream_encoding.h"
 #include "models/backbone.h"
 
@@ -136,7 +137,10 @@ class StreamRunner {
                                                         q.time, *end)));
         continue;
       }
-      if (!done(q)) record(answer_one(step, *encoding, stream.id, q, encoded));
+      if (!done(q))
+        record(answer_one(step, *encoding, stream.id, q, encoded));
+      else if (!reencode)  // one memory for the stream: the question changed it when it was answered
+        replay_answered(step, *encoding, q);
     }
     totals_.encoded_frames += encoding->encoded();
   }
@@ -157,7 +161,8 @@ class StreamRunner {
   MemoryBankOptions bank_options(const Stream& stream) const {
     const auto& so = cfg_.header.stream;
     return {backbone_->num_layers(), backbone_->device(), so.ram_budget_mb < 0 ? -1 : so.ram_budget_mb * (int64_t{1} << 20),
-            (so.spill_dir.empty() ? dir_ + "/spill/" : so.spill_dir + "/") + safe_path_component(stream.id)};
+            (so.spill_dir.empty() ? dir_ + "/spill/" : so.spill_dir + "/" + spill_subfolder(dir_) + "/") +
+                safe_path_component(stream.id)};
   }
 
   // Writes one record and logs it.

@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import tiny
+from . import processor_config, tiny
 from .manifest import FORMAT_VERSION, build_manifest, processor_settings
 from .trace import trace_text, trace_layers, trace_vision
 
@@ -50,7 +50,7 @@ def make_tiny(name, seed, overrides, hf_dir):
     model.save_pretrained(hf_dir)
     (hf_dir / "video_preprocessor_config.json").write_text(json.dumps(processor, indent=2) + "\n")
     tok.save(str(hf_dir / "tokenizer.json"))
-    return model, processor_settings(architecture, processor), hf_dir / "tokenizer.json"
+    return model, processor_settings(architecture, processor, "--tiny"), hf_dir / "tokenizer.json"
 
 
 def load_checkpoint(model_dir, dtype):
@@ -66,12 +66,7 @@ def load_checkpoint(model_dir, dtype):
     _, model_cls = model_classes(config.model_type)
     model = model_cls.from_pretrained(model_dir, dtype=dtype).eval()
     # Read as JSON: HF's video processor classes need torchvision, which the exporter does not.
-    saved = {}
-    for name in ("video_preprocessor_config.json", "preprocessor_config.json"):
-        if (model_dir / name).exists():
-            saved = json.loads((model_dir / name).read_text())
-            break
-    processor = processor_settings(config.model_type, saved)
+    processor = processor_settings(config.model_type, *processor_config.find(model_dir, "video_processor"))
     tokenizer = model_dir / "tokenizer.json"
     if not tokenizer.exists():
         raise SystemExit(f"export: {tokenizer} not found (svqa reads the fast tokenizer's tokenizer.json)")

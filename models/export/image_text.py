@@ -27,12 +27,14 @@ import warnings
 import torch
 from torch import nn
 
+from . import processor_config
+
 FORMAT_VERSION = 1
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Export-time self-check tolerance per dtype (fp32 is the one the parity tests hold to 1e-4).
 CHECK_ATOL = {torch.float32: 1e-4, torch.float16: 5e-2, torch.bfloat16: 1e-1}
 
-# The HF SiglipImageProcessor's class defaults (transformers 5.23), for keys a checkpoint leaves out.
+# The HF SiglipImageProcessor's class defaults (transformers 5.23): the tiny model's processor.
 SIGLIP_PROCESSOR_DEFAULTS = {"size": {"height": 224, "width": 224}, "image_mean": [0.5, 0.5, 0.5],
                              "image_std": [0.5, 0.5, 0.5], "rescale_factor": 1 / 255, "resample": 3,
                              "do_resize": True, "do_rescale": True, "do_normalize": True}
@@ -148,12 +150,13 @@ def save_hf(hf_dir, model, tok, processor_type, processor):
         json.dumps({"image_processor_type": processor_type, **processor}, indent=2) + "\n")
 
 
-def saved_processor(model_dir, defaults):
-    """preprocessor_config.json over the class defaults, read as JSON: HF's image processor classes
-    need torchvision, which the exporter does not import."""
-    path = pathlib.Path(model_dir) / "preprocessor_config.json"
-    saved = json.loads(path.read_text()) if path.exists() else {}
-    return {**defaults, **{k: v for k, v in saved.items() if k in defaults}}
+def saved_processor(model_dir, required):
+    """The checkpoint's image processor settings, read as JSON (HF's image processor classes need
+    torchvision, which the exporter does not import): `required` keys must be saved, only
+    processor_config.CLASS_CONSTANTS may come from the class default (announced)."""
+    saved, where = processor_config.find(model_dir, "image_processor")
+    constants = [k for k in processor_config.CLASS_CONSTANTS if k != "do_center_crop" or "crop_size" in required]
+    return processor_config.settings(saved, where, required, constants)
 
 
 def load_siglip(model_dir, dtype):
@@ -161,7 +164,7 @@ def load_siglip(model_dir, dtype):
 
     model = transformers.SiglipModel.from_pretrained(model_dir, dtype=dtype).eval()
     tok = transformers.SiglipTokenizer.from_pretrained(model_dir)
-    processor = saved_processor(model_dir, SIGLIP_PROCESSOR_DEFAULTS)
+    processor = saved_processor(model_dir, ("size", "image_mean", "image_std"))
     return model, tok, processor
 
 

@@ -117,7 +117,7 @@ def load_clip(model_dir, dtype):
 
     model = transformers.CLIPModel.from_pretrained(model_dir, dtype=dtype).eval()
     tok = transformers.CLIPTokenizer.from_pretrained(model_dir)
-    return model, tok, image_text.saved_processor(model_dir, CLIP_PROCESSOR_DEFAULTS)
+    return model, tok, image_text.saved_processor(model_dir, ("size", "crop_size", "image_mean", "image_std"))
 
 
 def clip_image_spec(processor, image_size):

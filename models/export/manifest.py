@@ -1,5 +1,7 @@
 """manifest.json: everything C++ needs to run an export without Python or transformers."""
 
+from . import processor_config
+
 FORMAT_VERSION = 1
 
 # Prompt around a video; {video} is replaced by the visual tokens, {question} by the text.
@@ -20,36 +22,41 @@ FRAME_PROMPTS = {"qwen3_vl": "<{seconds} seconds><|vision_start|>{frame}<|vision
 def _eos_ids(model):
     gen = getattr(model, "generation_config", None)
     eos = getattr(gen, "eos_token_id", None) if gen is not None else None
-    if eos is None:
+    if eos is None:  # generate() takes the model config's when there is no generation config
         eos = model.config.text_config.eos_token_id
+    if eos is None or eos == []:
+        raise SystemExit("export: no eos_token_id in generation_config.json or text_config: answers would never end")
     return sorted(set(eos if isinstance(eos, list) else [eos]))
 
 
-# The HF video processors' class defaults (transformers 5.23), for keys a checkpoint leaves out.
-_PROCESSOR_DEFAULTS = {
-    "llava_onevision": {"size": {"height": 384, "width": 384}, "image_mean": [0.48145466, 0.4578275, 0.40821073],
-                        "image_std": [0.26862954, 0.26130258, 0.27577711], "rescale_factor": 1 / 255},
-    "qwen2_5_vl": {"size": {"shortest_edge": 128 * 28 * 28, "longest_edge": 28 * 28 * 768},
-                   "image_mean": [0.48145466, 0.4578275, 0.40821073],
-                   "image_std": [0.26862954, 0.26130258, 0.27577711], "rescale_factor": 1 / 255,
-                   "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2},
-    "qwen3_vl": {"size": {"shortest_edge": 128 * 32 * 32, "longest_edge": 32 * 32 * 768},
-                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "rescale_factor": 1 / 255,
-                 "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2},
-}
+def _required(mapping, key, where):
+    if key not in mapping:
+        raise SystemExit(f"export: config.json: no {where}.{key}; its value is not guessed")
+    return mapping[key]
 
 
-def processor_settings(architecture, saved: dict) -> dict:
-    """A video processor's settings as HF resolves them: class defaults, then the saved config
-    (whose legacy min_pixels / max_pixels override size, as Qwen2VLVideoProcessor does)."""
-    out = {**_PROCESSOR_DEFAULTS[architecture], **{k: v for k, v in saved.items() if k in _PROCESSOR_DEFAULTS[architecture]}}
-    if architecture == "qwen2_5_vl":
-        size = dict(out["size"])
-        if "min_pixels" in saved:
-            size["shortest_edge"] = saved["min_pixels"]
-        if "max_pixels" in saved:
-            size["longest_edge"] = saved["max_pixels"]
-        out["size"] = size
+def processor_settings(architecture, saved: dict, where: str) -> dict:
+    """The video processor's settings from what the checkpoint saved (`where` names it): mean, std and
+    sizes must be there (legacy min_pixels / max_pixels override size, as Qwen2VLVideoProcessor does);
+    only CLASS_CONSTANTS may come from the class default, announced (processor_config.py)."""
+    for flag in ("do_rescale", "do_normalize"):
+        if saved.get(flag) is False:
+            raise SystemExit(f"export: {where}: \"{flag}\": false; svqa always rescales and normalises")
+    if architecture == "llava_onevision":
+        out = processor_config.settings(saved, where, ("size", "image_mean", "image_std"), ("rescale_factor",))
+        if not isinstance(out["size"], dict) or not {"height", "width"} <= out["size"].keys():
+            raise SystemExit(f"export: {where}: \"size\" {out['size']!r} has no height and width")
+        return out
+    out = processor_config.settings(saved, where, ("image_mean", "image_std", "patch_size", "temporal_patch_size",
+                                                   "merge_size"), ("rescale_factor",))
+    size = saved.get("size") if isinstance(saved.get("size"), dict) else {}
+    edges = {"shortest_edge": saved.get("min_pixels", size.get("shortest_edge")),
+             "longest_edge": saved.get("max_pixels", size.get("longest_edge"))}
+    for edge, legacy in (("shortest_edge", "min_pixels"), ("longest_edge", "max_pixels")):
+        if edges[edge] is None:
+            raise SystemExit(f"export: {where}: neither \"size\": {{\"{edge}\"}} nor \"{legacy}\"; "
+                             "its value is not guessed (add it from the model's card)")
+    out["size"] = edges
     return out
 
 
@@ -112,6 +119,7 @@ def build_manifest(model, processor_settings, architecture, dtype, layer_files, 
             "patch_size": vision.patch_size, "spatial_merge_size": vision.spatial_merge_size,
             "temporal_patch_size": vision.temporal_patch_size, "window_size": vision.window_size,
             "num_heads": vision.num_heads, "head_dim": vision.hidden_size // vision.num_heads,
-            "rope_theta": float(vrope.get("rope_theta", 10000.0)), "tokens_per_second": vision.tokens_per_second,
+            "rope_theta": float(_required(vrope, "rope_theta", "vision_config.rope_parameters")),
+            "tokens_per_second": vision.tokens_per_second,
         }
     return manifest

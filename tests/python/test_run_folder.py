@@ -9,10 +9,12 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
+from backbone_reference import ROOT
 from experiment_files import write_experiment
 
 
@@ -172,3 +174,65 @@ def test_a_manifest_path_outside_the_export_is_refused(svqa_bin, tiny_export, tm
         assert r.returncode == 1
         assert r.stderr == (f'svqa probe: error: {export}/manifest.json: files.layers[0]: "{bad}" is not a path '
                             "inside the export folder\n")
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """Seeds 0 and 1 of a tiny LLaVA-OV export and of a tiny SigLIP expert: two models each."""
+    base = tmp_path_factory.mktemp("two_models")
+    made = {}
+    for kind, module, tiny in (("backbone", "models.export", "llava_onevision"),
+                               ("expert", "models.export.image_text", "siglip")):
+        for seed in (0, 1):
+            out = base / f"{kind}{seed}"
+            subprocess.run([sys.executable, "-m", module, "--tiny", tiny, "--seed", str(seed), "--out", str(out)],
+                           cwd=ROOT, check=True, capture_output=True)
+            made[kind, seed] = out
+    return made
+
+
+@pytest.mark.parametrize("replaced", ["backbone", "expert"])
+def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(svqa_bin, tmp_path, two_models,
+                                                                               replaced):
+    """A run killed after its first answer, its backbone export (or its external expert) replaced at the
+    same path by another model: the rerun stops in one line naming the model, answers nothing more."""
+    backbone, expert = tmp_path / "backbone", tmp_path / "expert"
+    shutil.copytree(two_models["backbone", 0], backbone)
+    shutil.copytree(two_models["expert", 0], expert)
+    np.save(tmp_path / "clip.npy", np.random.default_rng(0).integers(0, 256, (8, 48, 48, 3), dtype=np.uint8))
+    questions = [{"id": f"q{i}", "time": float(i), "question": "What?"} for i in (1, 3, 5)]
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": [{"id": "clip", "video": "clip.npy",
+                                                                    "questions": questions}]}))
+    write_experiment(tmp_path / "exp.yaml", "folder", backbone, tmp_path / "streams.json",
+                     retrieval=f"{{type: external, options: {{model: {expert}, retrieve_size: 2}}}}")
+    killed = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml", "--out", tmp_path / "out"],
+                            env=dict(os.environ, SVQA_KILL_AFTER_RECORDS="1"), capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    folder = tmp_path / "out" / "folder"
+    models = json.loads((folder / "models.json").read_text())
+    assert sorted(models) == ["backbone.options.export", "retrieval.options.model"]
+    assert "manifest.json" in models["backbone.options.export"]["files"]
+
+    # The same model copied back in place (new files, same bytes) is the same model: it resumes.
+    copy = tmp_path / "copy"
+    shutil.copytree(backbone, copy)
+    shutil.rmtree(backbone)
+    copy.rename(backbone)
+    again = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml", "--out", tmp_path / "out"],
+                           env=dict(os.environ, SVQA_KILL_AFTER_RECORDS="1"), capture_output=True, text=True)
+    assert again.returncode == -9, again.stderr
+    answered = (folder / "predictions.jsonl").read_text()
+    assert len(answered.splitlines()) == 2
+
+    # Now another model (seed 1) at the same path.
+    target = backbone if replaced == "backbone" else expert
+    shutil.rmtree(target)
+    shutil.copytree(two_models[replaced, 1], target)
+    r = run(svqa_bin, tmp_path)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    key = "backbone.options.export" if replaced == "backbone" else "retrieval.options.model"
+    assert f"models.json: its answers were made with another model at {key} ({target}: " in lines[0]
+    assert "changed)" in lines[0] and "rerun with that model to resume" in lines[0]
+    assert (folder / "predictions.jsonl").read_text() == answered  # nothing answered by the new model
