@@ -9,6 +9,8 @@
 //       retrieval: [{type: internal}, {type: recent, options: {frames: 8}}]
 //       retrieval.options.lambda: [{label: lam5, value: 0.5}, {label: lam9, value: 0.9}]
 //
+// An axis `_base_` lists files (relative to this one, e.g. method presets): each run starts from
+// one of them, with the file's own keys merged over it, and is named by the file's stem.
 // Each run is the file without `grid:`, with one value per axis set (a whole section replaces
 // the base's). Its name lists the settings: `key=value` (the key's shortest dotted suffix no other
 // axis has; a section shown by its type), or a value's label alone; two runs never get the same
