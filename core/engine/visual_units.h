@@ -23,7 +23,8 @@ class VisualUnitMaker {
   // the vision tower in one call. Positions: 1-D from `next_free` (LLaVA-OV); mRoPE for the
   // stream as one video starting at `video_start` (Qwen2.5-VL): temporal patch k at
   // t = video_start + ⌊k · tokens_per_second · temporal_patch_size / fps⌋, h and w from video_start.
-  std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free);
+  // Without `tokens` the vision tower is not run (the units' tokens stay undefined).
+  std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free, bool tokens = true);
 
  private:
   Backbone& backbone_;

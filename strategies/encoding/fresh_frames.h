@@ -47,6 +47,7 @@ class FreshFrames final : public EncodingStrategy {
   // Chooses the question's units, runs vision and the causal prefill into question_bank().
   void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
   const MemoryBank* question_bank() const override { return question_bank_.get(); }
+  bool needs_visual_tokens() const override { return false; }  // vision runs at the question
   const SinkKv& sinks() const override { return window_->sinks(); }
   int64_t next_position() const override { return next_position_; }
   // Under "fresh_frames": sampling, the frames fed (stream indices), frames held and their bytes,

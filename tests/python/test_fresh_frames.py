@@ -83,7 +83,7 @@ def test_fresh_frames_answers_equal_hf_on_the_same_frames(stream, svqa_bin, samp
         fed = rec["extra"]["fresh_frames"]["frames_fed"]
         assert fed == expected, rec["question_id"]
         fed_sets.add(tuple(fed))
-        assert rec["output_ids"] == hf_answer(model, manifest, tok, frames[fed], rec["question"]), rec["question_id"]
+        assert rec["prediction_ids"] == hf_answer(model, manifest, tok, frames[fed], rec["question"]), rec["question_id"]
         # Memory: the N frames' K/V at every layer; TTFT holds their vision and prefill.
         tokens = k * manifest["vision"]["tokens_per_frame"]
         assert rec["memory"]["tokens"] == tokens and rec["memory"]["blocks"] == k

@@ -58,7 +58,7 @@ output: {{dir: {root / 'results'}}}
 grid:
   mode: product
   axes:
-    retrieval: [{{type: internal, options: {{retrieve_size: 4}}}}, {{type: recent, options: {{frames: 4}}}}]
+    retrieval: [{{type: internal, options: {{retrieve_size: 4}}}}, {{type: bank_recent, options: {{frames: 4}}}}]
     encoding.options.n_local: [40, 80]
 """)
     return root
@@ -84,7 +84,7 @@ def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 4
     assert "ablation__retrieval=internal__n_local=40-" in lines[0]
-    assert "ablation__retrieval=recent__n_local=80-" in lines[3]
+    assert "ablation__retrieval=bank_recent__n_local=80-" in lines[3]
     mine = []
     for shard in ("0/3", "1/3", "2/3"):
         r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml", "--list", "--shard", shard], capture_output=True, text=True)
@@ -132,7 +132,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
 
     stdout, rows = report(svqa_bin, results, grid / "report")
     overall = {r["run"]: r for r in rows if r["category"] == "overall"}
-    assert sorted(overall) == sorted(f"ablation__retrieval={s}__n_local={n}" for s in ("internal", "recent") for n in (40, 80))
+    assert sorted(overall) == sorted(f"ablation__retrieval={s}__n_local={n}" for s in ("internal", "bank_recent") for n in (40, 80))
     for name, row in overall.items():
         run_dir = next(d for d in runs if d.name.startswith(name + "-"))
         records = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
@@ -144,7 +144,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
         mean_memory = sum(x["memory"]["tokens"] for x in answered) / len(answered)
         assert float(row["memory_tokens"]) == pytest.approx(mean_memory, abs=0.05)
         assert float(row["encode_fps"]) > 0 and float(row["ttft_s"]) > 0 and float(row["inference_tokens"]) > 0
-        assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "recent")
+        assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "bank_recent")
         assert ("retrieval_scores" in answered[0]) == ("internal" in name)
         # Per category rows add up to the overall row (one category per question here).
         per_category = [r for r in rows if r["run"] == name and r["category"] in CATEGORIES]

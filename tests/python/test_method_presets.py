@@ -77,7 +77,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     r = subprocess.run([svqa_bin, "grid", root / "experiments/compare_methods.yaml", "--list"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    names = sorted(line.split()[1] for line in r.stdout.splitlines() if line.strip())
+    names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "full_context", "fresh_uniform", "fresh_recent"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.

@@ -85,3 +85,29 @@ def test_mukv_experiment_files_validate(svqa_bin, root):
         r = subprocess.run([svqa_bin, "grid", f, "--list"] if grid else [svqa_bin, "validate", f],
                            cwd=root, capture_output=True, text=True)
         assert r.returncode == 0, f"{f.name}: {r.stderr}"
+
+
+def test_short_videos_are_skipped_with_a_record_that_says_so(tmp_path, svqa_bin, tiny_export):
+    """As MuKV's reference driver (videos under 15 sampled frames are skipped), never silently: each
+    question of a short stream is an error record naming the rule; a long enough stream is answered."""
+    streams = []
+    for name, seconds in (("short", 28), ("long", 32)):  # 14 and 16 frames at 0.5 fps
+        subprocess.run([svqa_bin, "make-video", tmp_path / f"{name}.avi", "--seconds", str(seconds)], check=True,
+                       capture_output=True)
+        streams.append({"id": name, "video": f"{name}.avi", "questions": [{"id": "q", "time": 20.0, "question": "?"}]})
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": streams}))
+    (tmp_path / "skip.yaml").write_text(f"""
+name: skip
+backbone: {{type: torchscript, options: {{export: {tiny_export("llava_onevision")}}}}}
+encoding: {{type: mukv_multigrain}}
+retrieval: {{type: mukv_semi_hierarchical}}
+benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
+stream: {{fps: 0.5, max_new_tokens: 2, min_video_frames: 15}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    r = subprocess.run([svqa_bin, "run", tmp_path / "skip.yaml"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    recs = {x["stream"]: x for x in map(json.loads, (tmp_path / "results/skip/predictions.jsonl").read_text().splitlines())}
+    assert recs["short"]["error"] == "skipped: the video has 14 frames at 0.5 fps, fewer than stream.min_video_frames (15)"
+    assert "error" not in recs["long"] and recs["long"]["prediction_ids"]
+    assert "1 questions errored" in r.stdout

@@ -53,10 +53,10 @@ def test_set_type_gives_the_new_types_defaults(svqa_bin, root):
 def test_set_a_whole_section_as_documented(svqa_bin, root):
     # docs/configuration.md, "Overrides": the same command.
     r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
-             "--set", "retrieval={type: recent, options: {frames: 8}}")
+             "--set", "retrieval={type: bank_recent, options: {frames: 8}}")
     assert r.returncode == 0, r.stderr
     section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
-    assert "type: recent" in section and "frames: 8" in section and "retrieve_size" not in section
+    assert "type: bank_recent" in section and "frames: 8" in section and "retrieve_size" not in section
 
 
 def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
@@ -67,6 +67,6 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
     r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump")
     assert r.returncode == 0, r.stderr
     retrieval = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
-    assert "type: recent" in retrieval and "frames: 32" in retrieval and "retrieve_size" not in retrieval
+    assert "type: bank_recent" in retrieval and "frames: 32" in retrieval and "retrieve_size" not in retrieval
     encoding = r.stdout.split("encoding:")[1].split("\nretrieval:")[0]
     assert "n_local: 240" in encoding and "type: rekv_sliding_window" in encoding
