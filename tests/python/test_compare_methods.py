@@ -127,11 +127,11 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     assert sum(row["run"].endswith(("__fresh_uniform", "__fresh_recent")) for row in rows) == 2
     assert (out / "accuracy_vs_memory.png").exists() and (out / "accuracy_vs_inference.png").exists()
     # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
-    mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
+    mixture = next((tmp_path / "results").glob("compare_methods/*__memstream-*/predictions.jsonl"))
     rec = json.loads(mixture.read_text().splitlines()[-1])
     experts = rec["extra"]["expert_scores"]
     assert len(experts["internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
     assert len(experts["external"]) == rec["memory"]["blocks"]
-    rekv = next((tmp_path / "results").glob("compare_methods/*internal*/predictions.jsonl"))
+    rekv = next((tmp_path / "results").glob("compare_methods/*__rekv-*/predictions.jsonl"))
     dense = json.loads(rekv.read_text().splitlines()[-1])["extra"]["rekv_sliding_window"]["window_tokens"]
     assert 0 < rec["extra"]["memstream_aks"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole
