@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cli/builtin_registries.h"
+#include "core/engine/strategy.h"
 #include "tests/test_registries.h"
 
 namespace svqa {
