@@ -111,7 +111,7 @@ class FrameDecoder {
 // Every step-th frame of a video from frame 0 (the reference code's rule), at index / avg_fps.
 class VideoDecoder final : public FrameDecoder {
  public:
-  VideoDecoder(const std::string& path, double target_fps) : path_(path) {
+  VideoDecoder(const std::string& path, double target_fps, FrameStep step) : path_(path) {
     quiet_opencv();
     // FFmpeg only: other backends (GStreamer) print their own warnings and differ in frame rates.
     capture_.open(path, cv::CAP_FFMPEG);
@@ -119,7 +119,7 @@ class VideoDecoder final : public FrameDecoder {
     avg_fps_ = capture_.get(cv::CAP_PROP_FPS);
     if (!std::isfinite(avg_fps_) || avg_fps_ <= 0)
       throw source_error(path, "the video states no frame rate (expected a positive average fps)");
-    step_ = video_frame_step(avg_fps_, target_fps);
+    step_ = video_frame_step(avg_fps_, target_fps, step);
     fps = avg_fps_ / static_cast<double>(step_);
     expected = (static_cast<int64_t>(capture_.get(cv::CAP_PROP_FRAME_COUNT)) + step_ - 1) / step_;
   }
@@ -195,9 +195,9 @@ class ImageDirectoryDecoder final : public FrameDecoder {
   size_t next_ = 0;
 };
 
-std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory) {
+std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory, FrameStep step) {
   if (directory) return std::make_unique<ImageDirectoryDecoder>(path, target_fps);
-  return std::make_unique<VideoDecoder>(path, target_fps);
+  return std::make_unique<VideoDecoder>(path, target_fps, step);
 }
 
 // Every frame of a decoder, in one buffer.
@@ -316,21 +316,28 @@ SourceKind source_kind(const std::string& path, double target_fps) {
 
 }  // namespace
 
-int64_t video_frame_step(double avg_fps, double target_fps) {
-  // std::nearbyint rounds halves to even, as Python's round() in the reference code.
-  return std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(avg_fps / target_fps)));
+FrameStep frame_step_from_name(const std::string& name) {
+  if (name == "reference") return FrameStep::Reference;
+  if (name == "nearest") return FrameStep::Nearest;
+  throw std::invalid_argument("frame step: expected reference or nearest, got '" + name + "'");
 }
 
-Frames read_frames(const std::string& path, double target_fps) {
+int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step) {
+  // std::nearbyint rounds halves to even, as Python's round().
+  const double stride = step == FrameStep::Reference ? std::nearbyint(avg_fps) / target_fps : std::nearbyint(avg_fps / target_fps);
+  return std::max<int64_t>(1, static_cast<int64_t>(stride));
+}
+
+Frames read_frames(const std::string& path, double target_fps, FrameStep step) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return read_npy_frames(path, target_fps);
-  return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory));
+  return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory, step));
 }
 
-std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps) {
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, FrameStep step) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return held_frame_reader(read_npy_frames(path, target_fps));
-  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory));
+  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, step));
 }
 
 std::unique_ptr<FrameReader> held_frame_reader(Frames frames) { return std::make_unique<HeldReader>(std::move(frames)); }

@@ -24,14 +24,19 @@ struct Frames {
 //     file name (zero-pad numbers: "10.jpg" sorts before "2.jpg"), already sampled: timestamp
 //     i / target_fps;
 //   - a .npy file: uint8 [N, H, W, 3] RGB frames, already sampled: timestamp i / target_fps;
-//   - anything else: a video file. Every step-th frame is kept from frame 0 on, step =
-//     max(1, round(avg_fps / target_fps)) with Python's round (halves to even), timestamp =
-//     frame index / avg_fps: the sampling rule of the ReKV / StreamKV reference code.
+//   - anything else: a video file. Every step-th frame is kept from frame 0 on (step: FrameStep),
+//     timestamp = frame index / avg_fps.
 // Throws std::runtime_error naming the path and what was expected.
-Frames read_frames(const std::string& path, double target_fps);
+enum class FrameStep {
+  Reference,  // max(1, int(round(avg_fps) / target_fps)): ReKV video_qa/base.py (Python's round: halves to even)
+  Nearest,    // max(1, round(avg_fps / target_fps)), halves to even
+};
+// "reference" | "nearest"; throws std::invalid_argument otherwise.
+FrameStep frame_step_from_name(const std::string& name);
+Frames read_frames(const std::string& path, double target_fps, FrameStep step = FrameStep::Reference);
 
 // The frame step for a video, as above.
-int64_t video_frame_step(double avg_fps, double target_fps);
+int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step = FrameStep::Reference);
 
 // The same frames read in order as a stream advances: a video or an image directory is decoded
 // only as far as asked (one read's frames and the lookahead upcoming_time() asked for are held,
@@ -54,7 +59,8 @@ class FrameReader {
 };
 
 // `path` as read_frames takes it. Throws as read_frames when the source cannot be opened.
-std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps);
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps,
+                                               FrameStep step = FrameStep::Reference);
 // Frames already in memory (e.g. resampled), handed out as views.
 std::unique_ptr<FrameReader> held_frame_reader(Frames frames);
 

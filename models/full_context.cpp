@@ -74,7 +74,7 @@ at::Tensor FullContextDecoder::forward_text(const at::Tensor& embeds) {
 at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions) {
   at::Tensor h = embeds.to(backbone_.device(), backbone_.dtype());
   for (int64_t l = 0; l < backbone_.num_layers(); ++l) {
-    const auto tables = rope_.tables(positions[l].to(backbone_.device()), backbone_.dtype());
+    const auto tables = rope_.tables(positions[l].to(backbone_.device()));
     auto qkv = backbone_.layer_qkv(l, h);
     auto& kv = kv_[static_cast<size_t>(l)];
     if (kv.defined()) {
@@ -85,8 +85,7 @@ at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<a
     } else {
       kv = KvCache::wrap(apply_rotary(qkv.k, tables), qkv.v);
     }
-    const auto attn = attend(apply_rotary(qkv.q, tables), kv.keys(), kv.values(), AttentionMask{});
-    h = backbone_.layer_out(l, h, attn.out);
+    h = backbone_.layer_out(l, h, attend_sink_window(qkv.q, tables, kv.keys(), kv.values(), window_, l));
     next_position_[l] = std::max(next_position_[l], next_position(positions[l]));
   }
   return backbone_.logits(h.narrow(0, h.size(0) - 1, 1)).squeeze(0).to(at::kFloat);

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
+#include "core/nn/sink_window.h"
 #include "models/backbone.h"
 
 namespace svqa {
@@ -37,6 +39,9 @@ class FullContextDecoder {
   // The same from caches (undefined = empty), whose free room the following tokens are written into.
   void set_past(std::vector<KvCache> past, std::vector<int64_t> next_positions);
 
+  // ReKV's attention past a window (core/nn/sink_window.h) for what follows; default: plain causal.
+  void set_sink_window(SinkWindow window) { window_ = std::move(window); }
+
   // Runs `embeds` [T, hidden] at `positions` [3, T] (the same in every layer) after the past;
   // returns the last position's logits [vocab] (float32).
   at::Tensor forward(const at::Tensor& embeds, const at::Tensor& positions);
@@ -52,6 +57,7 @@ class FullContextDecoder {
   RotaryEmbedding rope_;
   std::vector<KvCache> kv_;             // per layer [S, kv_heads, head_dim], keys rotated
   std::vector<int64_t> next_position_;  // per layer
+  SinkWindow window_;
 };
 
 }  // namespace svqa

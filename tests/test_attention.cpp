@@ -134,7 +134,7 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
   const auto pos = text_positions(3, 4);
   CHECK(pos.sizes() == at::IntArrayRef({3, 4}));
   CHECK(next_position(pos) == 7);
-  const auto t = rope.tables(pos, at::kFloat);
+  const auto t = rope.tables(pos);
   const auto inv = 1.0 / at::pow(10000.0, at::arange(0, d, 2, at::kDouble) / double(d));
   const auto angles = at::arange(3, 7, at::kDouble).unsqueeze(1) * inv;
   CHECK(at::allclose(t.cos, at::cat({angles, angles}, 1).cos().to(at::kFloat), 1e-5, 1e-6));
@@ -148,17 +148,17 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
   CHECK(at::allclose(in_place, apply_rotary(x, t), 1e-6, 1e-6));
   const auto qv = at::randn({1, 1, d}), kv = at::randn({1, 1, d});
   auto dot_at = [&](int64_t pq, int64_t pk) {
-    return (apply_rotary(qv, rope.tables(text_positions(pq, 1), at::kFloat)) *
-            apply_rotary(kv, rope.tables(text_positions(pk, 1), at::kFloat))).sum().item<double>();
+    return (apply_rotary(qv, rope.tables(text_positions(pq, 1))) *
+            apply_rotary(kv, rope.tables(text_positions(pk, 1)))).sum().item<double>();
   };
   CHECK(dot_at(10, 7) == Approx(dot_at(103, 100)).epsilon(1e-4));
 
   // mRoPE with sections [2, 3, 3]: slots 0-1 follow t, 2-4 follow h, 5-7 follow w.
   RotaryEmbedding mrope(d, 10000.0, {2, 3, 3});
-  const auto same = mrope.tables(pos, at::kFloat);
+  const auto same = mrope.tables(pos);
   CHECK(at::allclose(same.cos, t.cos));  // equal rows: plain RoPE
   const auto mixed = at::stack({at::full({1}, 5, at::kLong), at::full({1}, 7, at::kLong), at::full({1}, 9, at::kLong)});
-  const auto m = mrope.tables(mixed, at::kFloat).cos[0];
+  const auto m = mrope.tables(mixed).cos[0];
   for (int64_t slot = 0; slot < d / 2; ++slot) {
     const double p = slot < 2 ? 5 : slot < 5 ? 7 : 9;
     CHECK(m[slot].item<float>() == Approx(std::cos(p * inv[slot].item<double>())).margin(1e-6));
@@ -168,14 +168,14 @@ TEST_CASE("rope tables are HF's formula; mRoPE takes each slot from its section'
 
   // The last two tables are kept: a retrieval pass alternates its context's and its question's.
   const auto context = text_positions(0, 50), question = text_positions(50, 3);
-  const auto first = rope.tables(context, at::kFloat);
-  const auto asked = rope.tables(question, at::kFloat);
-  CHECK(rope.tables(context, at::kFloat).cos.is_same(first.cos));
-  CHECK(rope.tables(question, at::kFloat).cos.is_same(asked.cos));
-  (void)rope.tables(text_positions(7, 2), at::kFloat);  // a third: the oldest (the context's) goes
-  CHECK(rope.tables(question, at::kFloat).cos.is_same(asked.cos));
-  CHECK(!rope.tables(context, at::kFloat).cos.is_same(first.cos));
-  CHECK(at::equal(rope.tables(context, at::kFloat).cos, first.cos));
+  const auto first = rope.tables(context);
+  const auto asked = rope.tables(question);
+  CHECK(rope.tables(context).cos.is_same(first.cos));
+  CHECK(rope.tables(question).cos.is_same(asked.cos));
+  (void)rope.tables(text_positions(7, 2));  // a third: the oldest (the context's) goes
+  CHECK(rope.tables(question).cos.is_same(asked.cos));
+  CHECK(!rope.tables(context).cos.is_same(first.cos));
+  CHECK(at::equal(rope.tables(context).cos, first.cos));
 }
 
 }  // namespace

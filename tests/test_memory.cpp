@@ -136,7 +136,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
     // reference order: granularity, then score).
     if (policy == PositionPolicy::Contiguous) std::sort(pick.begin(), pick.end());
     for (const int64_t i : pick) raw.push_back(stream[static_cast<size_t>(i)].keys[0]);
-    CHECK(at::allclose(ctx.keys, apply_rotary(at::cat(raw), rope.tables(ctx.positions, at::kFloat))));
+    CHECK(at::allclose(ctx.keys, apply_rotary(at::cat(raw), rope.tables(ctx.positions))));
   };
   // 1-D: four 3-token frames at 4..15; pick frames 3 and 1 (any order).
   std::vector<KvBlock> flat;

@@ -261,7 +261,7 @@ TEST_CASE("MuKV blocks prefilled together under the block mask keep what each ke
   const auto units = s.maker.make(0, 3, s.encoder.sinks().size(), s.encoder.next_position());
   std::vector<at::Tensor> past_k, past_v = s.encoder.sinks().values;
   const auto rope = text_rotary(s.backbone.manifest());
-  const auto tables = rope.tables(s.encoder.sinks().positions, at::kFloat);
+  const auto tables = rope.tables(s.encoder.sinks().positions);
   for (const auto& k : s.encoder.sinks().keys) past_k.push_back(apply_rotary(k, tables));
   std::vector<BlockInput> blocks;
   for (const auto& u : units) {

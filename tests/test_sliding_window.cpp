@@ -6,7 +6,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "core/engine/visual_units.h"
@@ -26,13 +28,14 @@ Frames noise_frames(int64_t n) {
 }
 
 struct Setup {
-  TorchScriptBackbone backbone{std::string(SVQA_TINY_EXPORTS) + "/llava_onevision", at::kCPU};
+  TorchScriptBackbone backbone;
   std::vector<int64_t> sinks = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
   std::vector<WindowInput> inputs;
-  Setup() {
-    const Frames frames = noise_frames(6);
-    VisualUnitMaker maker(backbone, frames);
-    for (const auto& u : maker.make(0, 6, static_cast<int64_t>(sinks.size()), static_cast<int64_t>(sinks.size())))
+  explicit Setup(int64_t frames = 6, const std::string& arch = "llava_onevision", std::optional<at::ScalarType> dtype = {})
+      : backbone(std::string(SVQA_TINY_EXPORTS) + "/" + arch, at::kCPU, dtype) {
+    const Frames f = noise_frames(frames);
+    VisualUnitMaker maker(backbone, f);
+    for (const auto& u : maker.make(0, frames, static_cast<int64_t>(sinks.size()), static_cast<int64_t>(sinks.size())))
       inputs.push_back({u.tokens, u.positions});
   }
 };
@@ -41,72 +44,96 @@ float max_diff(const std::vector<WindowOutput>& a, const std::vector<WindowOutpu
   float d = 0;
   for (size_t i = 0; i < a.size(); ++i)
     for (size_t l = 0; l < a[i].keys.size(); ++l)
-      d = std::max({d, (a[i].keys[l] - b[i].keys[l]).abs().max().item<float>(),
-                    (a[i].values[l] - b[i].values[l]).abs().max().item<float>()});
+      d = std::max({d, (a[i].keys[l].to(at::kFloat) - b[i].keys[l].to(at::kFloat)).abs().max().item<float>(),
+                    (a[i].values[l].to(at::kFloat) - b[i].values[l].to(at::kFloat)).abs().max().item<float>()});
   return d;
 }
 
-// ReKV's window written out directly, in float64: every token ever seen kept per layer (keys rotated
-// at their positions), query i of a block at stream index first + i sees token j iff
-// 0 <= first + i - index_j < n_local, and once the stream has outgrown n_local the sinks leave the
-// window for their own segment (keys un-rotated, queries rotated at n_local - 1) under one softmax.
+// x [T, heads, d] rotated at `positions` (float64 throughout: tables, angles and products).
+at::Tensor rotate64(const at::Tensor& x, const at::Tensor& positions, double theta) {
+  const int64_t d = x.size(-1), half = d / 2;
+  const auto inv = 1.0 / at::pow(at::scalar_tensor(theta, at::kDouble), at::arange(0, d, 2, at::kDouble) / double(d));
+  const auto angles = positions.to(at::kDouble).unsqueeze(1) * inv.unsqueeze(0);
+  const auto cos = at::cat({angles.cos(), angles.cos()}, 1).unsqueeze(1), sin = at::cat({angles.sin(), angles.sin()}, 1).unsqueeze(1);
+  const auto xd = x.to(at::kDouble);
+  return xd * cos + at::cat({-xd.narrow(-1, half, half), xd.narrow(-1, 0, half)}, -1) * sin;
+}
+
+// ReKV's window written out directly in float64 (kv_cache_manager.py ContextManager + rope.py): per
+// layer every token ever seen is kept un-rotated; a block starting at stream index s attends to
+// tokens j with 0 <= s + i - j < n_local, rotated at positions relative to the window (j - base,
+// base = max(0, s - n_local); `relative` false: their own positions) and, under the same softmax, to
+// the sinks in the sink segment (keys un-rotated, queries at n_local - 1). `migrate`: the sinks join
+// that segment min(n_init, tokens not yet moved - n_local) at a time and stay window tokens; else all
+// at once at the first block past n_local, leaving the window.
 std::vector<WindowOutput> reference_window(Backbone& backbone, const std::vector<int64_t>& sink_ids,
-                                           const std::vector<WindowInput>& blocks, int64_t n_local) {
-  const auto rope = text_rotary(backbone.manifest());
+                                           const std::vector<WindowInput>& blocks, int64_t n_local, bool migrate = true,
+                                           bool relative = true) {
+  const double theta = backbone.manifest().text.rope_theta;
   const int64_t layers = backbone.num_layers(), n_init = static_cast<int64_t>(sink_ids.size());
   const int64_t heads = backbone.manifest().text.num_heads, d = backbone.manifest().text.head_dim;
-  struct Seen { std::vector<at::Tensor> k, v; std::vector<int64_t> index; };  // rotated keys [kv, d]
+  const auto model_dtype = backbone.dtype();
+  struct Seen { std::vector<at::Tensor> k, v; std::vector<int64_t> index, position; };  // un-rotated keys [kv, d]
   std::vector<Seen> seen(static_cast<size_t>(layers));
   std::vector<at::Tensor> sink_k(layers), sink_v(layers);
   auto attend_ref = [&](const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, const at::Tensor& mask,
-                        const at::Tensor& q_sink, int64_t l) {
+                        const at::Tensor& q_sink, int64_t entered, int64_t l) {
     const int64_t T = q.size(0), group = heads / keys.size(1);
     auto out = at::zeros({T, heads, d}, at::kDouble);
     for (int64_t h = 0; h < heads; ++h) {
-      auto scores = at::matmul(q.select(1, h).to(at::kDouble), keys.select(1, h / group).to(at::kDouble).t()) / std::sqrt(double(d));
+      auto scores = at::matmul(q.select(1, h), keys.select(1, h / group).t()) / std::sqrt(double(d));
       scores = scores.masked_fill(mask.logical_not(), -INFINITY);
       auto vals = values.select(1, h / group).to(at::kDouble);
-      if (q_sink.defined()) {
-        scores = at::cat({scores, at::matmul(q_sink.select(1, h).to(at::kDouble), sink_k[l].select(1, h / group).to(at::kDouble).t()) /
-                                      std::sqrt(double(d))}, 1);
-        vals = at::cat({vals, sink_v[l].select(1, h / group).to(at::kDouble)});
+      if (entered > 0) {
+        const auto sk = sink_k[l].narrow(0, 0, entered).select(1, h / group).to(at::kDouble);
+        scores = at::cat({scores, at::matmul(q_sink.select(1, h), sk.t()) / std::sqrt(double(d))}, 1);
+        vals = at::cat({vals, sink_v[l].narrow(0, 0, entered).select(1, h / group).to(at::kDouble)});
       }
       out.select(1, h).copy_(at::matmul(at::softmax(scores, 1), vals));
     }
-    return out.reshape({T, heads * d}).to(at::kFloat);
+    return out.reshape({T, heads * d}).to(model_dtype);
   };
   // The sinks: plain causal attention among themselves.
   at::Tensor h = backbone.embed(at::tensor(sink_ids, at::kLong));
-  const auto sink_tables = rope.tables(text_positions(0, n_init), at::kFloat);
+  const auto sink_positions = at::arange(n_init, at::kLong);
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);
-    const auto k = apply_rotary(qkv.k, sink_tables);
-    h = backbone.layer_out(l, h, attend_ref(apply_rotary(qkv.q, sink_tables), k, qkv.v,
-                                            at::ones({n_init, n_init}, at::kBool).tril(), {}, l));
+    h = backbone.layer_out(l, h, attend_ref(rotate64(qkv.q, sink_positions, theta), rotate64(qkv.k, sink_positions, theta),
+                                            qkv.v, at::ones({n_init, n_init}, at::kBool).tril(), {}, 0, l));
     sink_k[l] = qkv.k, sink_v[l] = qkv.v;
-    for (int64_t i = 0; i < n_init; ++i) seen[l].k.push_back(k[i]), seen[l].v.push_back(qkv.v[i]), seen[l].index.push_back(i);
+    for (int64_t i = 0; i < n_init; ++i)
+      seen[l].k.push_back(qkv.k[i]), seen[l].v.push_back(qkv.v[i]), seen[l].index.push_back(i), seen[l].position.push_back(i);
   }
-  const auto fixed = rope.tables(text_positions(n_local - 1, 1), at::kFloat);
   std::vector<WindowOutput> out;
-  int64_t first = n_init;
-  bool separate = false;
+  int64_t first = n_init, entered = 0;
   for (const auto& block : blocks) {
     const int64_t n = block.tokens.size(0);
-    separate = separate || first + n > n_local;
-    const auto tables = rope.tables(block.positions, at::kFloat);
+    if (entered < n_init) {
+      const int64_t past_local = first + n - entered - n_local;
+      if (!migrate) entered = first + n > n_local ? n_init : 0;
+      else if (past_local > 0) entered += std::min(n_init - entered, past_local);
+    }
+    // Relative: every position less the block's shift, which puts stream index base at 0.
+    const int64_t base = std::max<int64_t>(0, first - n_local);
+    const int64_t shift = relative ? block.positions[0][0].item<int64_t>() - (first - base) : 0;
+    const auto own = block.positions[0];
     WindowOutput o;
-    h = block.tokens;
+    h = block.tokens.to(model_dtype);
     for (int64_t l = 0; l < layers; ++l) {
       const auto qkv = backbone.layer_qkv(l, h);
-      const auto k = apply_rotary(qkv.k, tables);
-      for (int64_t i = 0; i < n; ++i) seen[l].k.push_back(k[i]), seen[l].v.push_back(qkv.v[i]), seen[l].index.push_back(first + i);
-      const auto index = at::tensor(seen[l].index, at::kLong);
+      auto& s = seen[static_cast<size_t>(l)];
+      for (int64_t i = 0; i < n; ++i) {
+        s.k.push_back(qkv.k[i]), s.v.push_back(qkv.v[i]), s.index.push_back(first + i);
+        s.position.push_back(own[i].item<int64_t>());
+      }
+      const auto index = at::tensor(s.index, at::kLong);
       const auto gap = at::arange(first, first + n, at::kLong).unsqueeze(1) - index.unsqueeze(0);
       auto mask = (gap >= 0) & (gap < n_local);
-      if (separate) mask = mask & (index >= n_init).unsqueeze(0);
-      const RotaryTables sink_q{fixed.cos.expand({n, -1}), fixed.sin.expand({n, -1})};
-      h = backbone.layer_out(l, h, attend_ref(apply_rotary(qkv.q, tables), at::stack(seen[l].k), at::stack(seen[l].v), mask,
-                                              separate ? apply_rotary(qkv.q, sink_q) : at::Tensor(), l));
+      if (!migrate && entered > 0) mask = mask & (index >= n_init).unsqueeze(0);
+      const auto key_positions = at::tensor(s.position, at::kLong) - shift;
+      const auto sink_q = rotate64(qkv.q, at::full({n}, n_local - 1, at::kLong), theta);
+      h = backbone.layer_out(l, h, attend_ref(rotate64(qkv.q, own - shift, theta), rotate64(at::stack(s.k), key_positions, theta),
+                                              at::stack(s.v), mask, sink_q, entered, l));
       o.keys.push_back(qkv.k);
       o.values.push_back(qkv.v);
     }
@@ -121,14 +148,77 @@ std::vector<WindowOutput> reference_window(Backbone& backbone, const std::vector
 TEST_CASE("sliding window equals ReKV's window written out, wherever its edge falls", "[tiny_backbone]") {
   at::InferenceMode inference;
   Setup s;
-  // Frames of 9 tokens after 13 sinks: 12 separates the sinks at the first frame, 20 and 31 later,
-  // with the window's edge falling inside a frame; 1000000 never fills.
+  // Frames of 9 tokens after 13 sinks: 12 moves sinks in at the first frame, 20 and 31 later, over
+  // two frames (13 sinks, 9-token frames), with the window's edge falling inside a frame; 1000000 never fills.
   for (const int64_t n_local : {12, 20, 31, 1000000}) {
     INFO("n_local " << n_local);
-    SlidingWindow window(n_local);
+    SlidingWindow window(n_local);  // the reference's rules: window positions, sinks migrate
     window.begin(s.backbone, s.sinks);
     CHECK(max_diff(window.prefill(s.backbone, s.inputs), reference_window(s.backbone, s.sinks, s.inputs, n_local)) <= 1e-4);
+    SlidingWindow legacy(n_local, {false, false});  // absolute positions, all sinks at once
+    legacy.begin(s.backbone, s.sinks);
+    CHECK(max_diff(legacy.prefill(s.backbone, s.inputs),
+                   reference_window(s.backbone, s.sinks, s.inputs, n_local, false, false)) <= 1e-4);
   }
+}
+
+TEST_CASE("sliding window: sinks migrate as ReKV moves them, and are seen twice meanwhile", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  Setup s;
+  const auto n_init = static_cast<int64_t>(s.sinks.size());  // 13; frames of 9 tokens
+  REQUIRE(n_init > 9);
+  SlidingWindow window(20);
+  window.begin(s.backbone, s.sinks);
+  std::vector<int64_t> entered;
+  for (const auto& in : s.inputs) {
+    (void)window.prefill(s.backbone, {in});
+    entered.push_back(window.sinks_entered());
+  }
+  // Frame 0 ends at 22 tokens: 2 past n_local move in; frame 1 (31, 2 moved): 9 more; frame 2: the last 2.
+  CHECK(entered == std::vector<int64_t>{2, 11, 13, 13, 13, 13});
+  SlidingWindow at_once(20, {true, false});
+  at_once.begin(s.backbone, s.sinks);
+  (void)at_once.prefill(s.backbone, {s.inputs[0]});
+  CHECK(at_once.sinks_entered() == n_init);
+  // Migrated sinks stay in the window until it slides past them: 20 tokens kept after frame 0 (2..21),
+  // the sinks among them; at_once keeps only the frame.
+  CHECK(window.attended_tokens(0) == 20);
+  CHECK(at_once.attended_tokens(0) == 9);
+}
+
+TEST_CASE("window positions: after a stream 10x the window, keys as ReKV's rotation in float64", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  // Varied weights (std 0.3): attention depends on the rotation. n_local 30 over 60 frames of 9 tokens.
+  Setup s(60, "llava_onevision_varied");
+  const int64_t n_local = 30;
+  REQUIRE(static_cast<int64_t>(s.sinks.size()) + 60 * 9 >= 10 * n_local);
+  const auto reference = reference_window(s.backbone, s.sinks, s.inputs, n_local);
+  SlidingWindow window(n_local);
+  window.begin(s.backbone, s.sinks);
+  CHECK(max_diff(window.prefill(s.backbone, s.inputs), reference) <= 1e-5);
+}
+
+// Per block, the largest K/V difference from `reference`.
+std::vector<float> block_errors(const std::vector<WindowOutput>& a, const std::vector<WindowOutput>& reference) {
+  std::vector<float> out;
+  for (size_t i = 0; i < a.size(); ++i) out.push_back(max_diff({a[i]}, {reference[i]}));
+  return out;
+}
+
+TEST_CASE("window positions in bf16: the rotation error does not grow with the stream", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  Setup s(60, "llava_onevision_varied", at::kBFloat16);
+  const int64_t n_local = 30;
+  SlidingWindow window(n_local);
+  window.begin(s.backbone, s.sinks);
+  const auto errors = block_errors(window.prefill(s.backbone, s.inputs), reference_window(s.backbone, s.sinks, s.inputs, n_local));
+  // The window's positions stay below n_local + 9 wherever the block is: the last 20 frames are no
+  // further from float64 than frames 20-39 (both long past the sinks).
+  const float middle = *std::max_element(errors.begin() + 20, errors.begin() + 40);
+  const float last = *std::max_element(errors.begin() + 40, errors.end());
+  INFO("frames 20-39: " << middle << ", 40-59: " << last);
+  CHECK(middle > 0);
+  CHECK(last <= 1.5f * middle);
 }
 
 TEST_CASE("sliding window: one call or one call per block gives the same K/V, window full or not", "[tiny_backbone]") {
@@ -151,12 +241,15 @@ TEST_CASE("sliding window hooks: window tokens thin what later blocks see; after
           "[tiny_backbone]") {
   at::InferenceMode inference;
   Setup s;
-  SlidingWindow dense(1000000);
+  // Absolute positions: "as if block 0 never came" keeps block 1 at its own positions (window positions
+  // would follow the stream's index, which thinning leaves alone).
+  const WindowRules absolute{false, true};
+  SlidingWindow dense(1000000, absolute);
   dense.begin(s.backbone, s.sinks);
   const auto reference = dense.prefill(s.backbone, {s.inputs[0], s.inputs[1]});
 
   // Keeping every token is the dense window, bit for bit; the observer runs once per layer with both blocks.
-  SlidingWindow kept(1000000);
+  SlidingWindow kept(1000000, absolute);
   kept.begin(s.backbone, s.sinks);
   std::vector<int64_t> observed;
   WindowHooks all;
@@ -169,14 +262,14 @@ TEST_CASE("sliding window hooks: window tokens thin what later blocks see; after
   CHECK(observed == std::vector<int64_t>{0, 1, 2});
 
   // Keeping none of block 0: block 1 attends to the sinks and itself only, as if block 0 never came.
-  SlidingWindow thinned(1000000);
+  SlidingWindow thinned(1000000, absolute);
   thinned.begin(s.backbone, s.sinks);
   WindowHooks none;
   none.window_tokens = [](int64_t, size_t block, const LayerQkv& qkv) {
     return block == 0 ? at::empty({0}, at::kLong) : at::arange(qkv.k.size(0), at::kLong);
   };
   const auto without = thinned.prefill(s.backbone, {s.inputs[0], s.inputs[1]}, none);
-  SlidingWindow alone(1000000);
+  SlidingWindow alone(1000000, absolute);
   alone.begin(s.backbone, s.sinks);
   const auto only_second = alone.prefill(s.backbone, {s.inputs[1]});
   CHECK(max_diff({without[1]}, only_second) <= 1e-5);

@@ -185,7 +185,7 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
       auto positions = at::cat(laid, 1);
       const int64_t video = positions.size(1);
       positions = at::cat({positions, text_positions(next_position(positions), h.size(0))}, 1);
-      const auto tables = text_rotary(backbone.manifest()).tables(positions - positions.min(), at::kFloat);
+      const auto tables = text_rotary(backbone.manifest()).tables(positions - positions.min());
       const RotaryTables own{tables.cos.narrow(0, video, h.size(0)), tables.sin.narrow(0, video, h.size(0))};
       for (int64_t l = 0; l < layers; ++l) {
         const auto qkv = backbone.layer_qkv(l, h);

@@ -41,6 +41,8 @@ int cmd_frames(int argc, const char* const* argv) {
                         cxxopts::value<std::string>())(
       "fps", "sampling rate (video files) or rate the frames were taken at (.npy, images)",
       cxxopts::value<double>()->default_value("1"))(
+      "frame-step", "a video's stride: reference (int(round(avg_fps) / fps), ReKV's) or nearest (round(avg_fps / fps))",
+      cxxopts::value<std::string>()->default_value("reference"))(
       "preprocess", "JSON file (an export manifest) whose \"image\" object is the image spec",
       cxxopts::value<std::string>())(
       "out", "write .npy: the preprocessed pixels with --preprocess, else the RGB frames [N,H,W,3] uint8",
@@ -56,11 +58,13 @@ int cmd_frames(int argc, const char* const* argv) {
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   const double fps = args["fps"].as<double>();
   if (!(fps > 0)) throw UsageError("--fps must be positive");
+  const std::string step_name = args["frame-step"].as<std::string>();
+  if (step_name != "reference" && step_name != "nearest") throw UsageError("--frame-step must be reference or nearest");
 
   // Read the spec first: a bad spec file fails before a long decode.
   std::optional<ImageSpec> spec;
   if (args.count("preprocess")) spec = read_image_spec(args["preprocess"].as<std::string>());
-  const Frames frames = read_frames(args["source"].as<std::string>(), fps);
+  const Frames frames = read_frames(args["source"].as<std::string>(), fps, frame_step_from_name(step_name));
   nlohmann::json report = {{"frames", frames.rgb.size(0)},
                            {"height", frames.rgb.size(1)},
                            {"width", frames.rgb.size(2)},

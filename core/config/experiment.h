@@ -32,17 +32,28 @@ struct OutputOptions {
 // How streams are fed to the encoder and questions answered (the runner's own settings).
 struct StreamOptions {
   double fps = 0.5;
+  std::string frames_before_question = "exclusive";
+  std::string frame_step = "reference";
   int64_t chunk_frames = 64;
   std::string sink_prompt = "<default>";
   std::string answer_prompt = "<default>";
   std::string position_policy = "encoder";
-  int64_t max_new_tokens = 16;
+  int64_t max_new_tokens = 0;
+  bool record_logits = false;
   int64_t ram_budget_mb = -1;
   std::string spill_dir;
   std::string protocol = "streaming";
   int64_t min_video_frames = 0;
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
+    s.field("frames_before_question", &StreamOptions::frames_before_question,
+            "exclusive: a question at t sees sampled frames [0, int(t*fps)) (the reference code's rule: ReKV, MuKV, "
+            "StreamKV); inclusive: every frame stamped at or before t")
+        .one_of({"exclusive", "inclusive"});
+    s.field("frame_step", &StreamOptions::frame_step,
+            "a video's frame stride: reference: int(round(avg_fps) / fps) (ReKV video_qa/base.py); nearest: "
+            "round(avg_fps / fps) (differs at e.g. 12.5 fps)")
+        .one_of({"reference", "nearest"});
     s.field("chunk_frames", &StreamOptions::chunk_frames,
             "frames run through the vision tower and handed to the encoder at a time (ReKV: 64)")
         .min(1);
@@ -55,9 +66,14 @@ struct StreamOptions {
             "original: encode positions kept, the question after the stream; stacked: encode positions kept in "
             "retrieval's order, the question after the context's length (MuKV's reference code)")
         .one_of({"encoder", "contiguous", "original", "stacked"});
-    s.field("max_new_tokens", &StreamOptions::max_new_tokens, "greedy decoding limit (ReKV: 16 multiple choice, 256 open); at most 4096, so a run always ends")
-        .min(1)
+    s.field("max_new_tokens", &StreamOptions::max_new_tokens,
+            "greedy decoding limit; 0: by question kind as ReKV's code (16 multiple choice, 256 streaming "
+            "open-ended, 1024 offline open-ended); at most 4096, so a run always ends")
+        .min(0)
         .max(4096);
+    s.field("record_logits", &StreamOptions::record_logits,
+            "write the first answer token's logits (float32, one per vocabulary entry) in each record's "
+            "extra.first_token_logits, so runs can be compared by logits, not only ids");
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
         .min(-1);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/nn/attention.h"
+#include "core/nn/sink_window.h"
 #include "models/backbone.h"
 #include "models/full_context.h"
 
@@ -21,6 +22,20 @@ at::Tensor embed_text(Backbone& backbone, const std::string& text) {
   return backbone.embed(at::tensor(ids, at::kLong));
 }
 
+// The encoder's answer window (ReKV's fallback) with its sinks on the model's device; n_local 0: none.
+SinkWindow sink_window(Backbone& backbone, const EncodingStrategy& encoder, const RotaryEmbedding& rope) {
+  SinkWindow w;
+  w.n_local = encoder.answer_window();
+  if (w.n_local <= 0) return w;
+  const auto& sinks = encoder.sinks();
+  for (size_t l = 0; l < sinks.keys.size(); ++l) {
+    w.keys.push_back(sinks.keys[l].to(backbone.device(), backbone.dtype()));
+    w.values.push_back(sinks.values[l].to(backbone.device(), backbone.dtype()));
+  }
+  w.query_tables = rope.tables(text_positions(w.n_local - 1, 1).to(backbone.device()));
+  return w;
+}
+
 }  // namespace
 
 Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
@@ -33,6 +48,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   std::vector<int64_t> next(layers);
 
   answer.policy = options.policy.value_or(encoder.position_policy());
+  SinkWindow window = sink_window(backbone, encoder, rope);
 
   // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream.
   std::vector<at::Tensor> slots;
@@ -67,18 +83,17 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
       // The question attends to its context and itself; its own K/V are then dropped (ReKV). After
       // the last layer nothing reads its hidden state: that layer only selects.
       if (run_question && l + 1 < layers) {
-        const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()), backbone.dtype());
-        const auto q = apply_rotary(qkv.q, tables);
+        const auto tables = rope.tables(text_positions(ctx.next_position, T).to(backbone.device()));
         at::Tensor out;
         if (ctx.kv.defined()) {
           auto [k, v] = ctx.kv.extend(T);
           k.copy_(qkv.k);
           apply_rotary_(k, tables);
           v.copy_(qkv.v);
-          out = attend(q, ctx.kv.keys(), ctx.kv.values(), AttentionMask{}).out;
+          out = attend_sink_window(qkv.q, tables, ctx.kv.keys(), ctx.kv.values(), window, l);
           ctx.kv.truncate(context);
         } else {
-          out = attend(q, apply_rotary(qkv.k, tables), qkv.v, AttentionMask{}).out;
+          out = attend_sink_window(qkv.q, tables, apply_rotary(qkv.k, tables), qkv.v, window, l);
         }
         h = backbone.layer_out(l, h, out);
       }
@@ -98,6 +113,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   t0 = std::chrono::steady_clock::now();
   FullContextDecoder decoder(backbone);
   decoder.set_past(std::move(past), std::move(next));
+  decoder.set_sink_window(std::move(window));
   answer.prompt_logits = decoder.forward_text(prompt_embeds);
   answer.prefill_seconds = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();

@@ -49,6 +49,10 @@ class EncodingStrategy {
   // Whether the bank's blocks, in id order, each sit at their own place in one stream: the
   // `contiguous` policy then reuses their positions as slots. False where blocks overlap (MuKV).
   virtual bool blocks_tile_stream() const { return true; }
+  // ReKV's question-answering fallback: past this many context tokens (sinks first) the answer's
+  // passes attend as the encoding window does (sinks + a sliding window; core/nn/sink_window.h).
+  // 0: plain causal attention however long the context.
+  virtual int64_t answer_window() const { return 0; }
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with

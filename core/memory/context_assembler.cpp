@@ -58,7 +58,7 @@ LayerContext assemble(int64_t layer, const SinkKv& sinks, const std::vector<cons
     source.read(i, k, v);
   }
   ctx.positions = at::cat(positions, 1).to(device);
-  apply_rotary_(ctx.kv.keys(), rope.tables(ctx.positions, dtype));
+  apply_rotary_(ctx.kv.keys(), rope.tables(ctx.positions));
   ctx.keys = ctx.kv.keys();
   ctx.values = ctx.kv.values();
   switch (policy) {

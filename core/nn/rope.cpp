@@ -19,13 +19,13 @@ RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int
   inv_freq_ = 1.0 / at::pow(at::scalar_tensor(theta, at::kFloat), exponent);
 }
 
-RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType dtype) const {
+RotaryTables RotaryEmbedding::tables(const at::Tensor& positions) const {
   if (positions.dim() != 2 || positions.size(0) != 3)
     throw std::invalid_argument("rope: positions must be [3, T], got " + std::to_string(positions.dim()) + "-d");
   auto& recent = *last_;
   for (size_t i = 0; i < recent.size(); ++i) {
     const Last& last = recent[i];
-    if (last.positions.defined() && last.dtype == dtype && last.positions.device() == positions.device() &&
+    if (last.positions.defined() && last.positions.device() == positions.device() &&
         last.positions.sizes() == positions.sizes() && at::equal(last.positions, positions)) {
       if (i > 0) std::swap(recent[0], recent[i]);  // the newest first
       return recent[0].tables;
@@ -47,18 +47,23 @@ RotaryTables RotaryEmbedding::tables(const at::Tensor& positions, at::ScalarType
   }
   const auto emb = at::cat({freqs, freqs}, 1);
   recent[1] = std::move(recent[0]);
-  recent[0] = {positions.clone(), dtype, {emb.cos().to(dtype), emb.sin().to(dtype)}};
+  recent[0] = {positions.clone(), {emb.cos(), emb.sin()}};
   return recent[0].tables;
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t) {
   const int64_t half = x.size(-1) / 2;
-  const auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  const auto xf = x.to(at::kFloat);
+  const auto rotated = at::cat({-xf.narrow(-1, half, half), xf.narrow(-1, 0, half)}, -1);
   const auto cos = t.cos.unsqueeze(1), sin = t.sin.unsqueeze(1);
-  return x * cos + rotated * sin;
+  return (xf * cos + rotated * sin).to(x.scalar_type());
 }
 
 void apply_rotary_(const at::Tensor& x, const RotaryTables& t) {
+  if (x.scalar_type() != at::kFloat) {  // computed in float32, written back in x's dtype
+    x.copy_(apply_rotary(x, t));
+    return;
+  }
   const int64_t half = x.size(-1) / 2;
   auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
   // Both halves of a table row are equal (the frequencies are repeated), so each half's own

@@ -13,8 +13,11 @@
 
 namespace svqa {
 
+// Tables are float32 and the rotation is computed in float32 whatever the model dtype, the result
+// cast back to it (ReKV model/attention/rope.py: `(x.float() * cos + rotate_half(x).float() * sin).to(dtype)`):
+// in bf16 a table of angles past a few thousand radians would lose the low frequencies' precision.
 struct RotaryTables {
-  at::Tensor cos, sin;  // [T, head_dim], in the model dtype
+  at::Tensor cos, sin;  // [T, head_dim], float32
 };
 
 class RotaryEmbedding {
@@ -24,7 +27,7 @@ class RotaryEmbedding {
 
   // Tables for `positions`; the last two results are kept and returned again for equal positions:
   // every layer of a question's retrieval pass asks for its context's, then for the question's.
-  RotaryTables tables(const at::Tensor& positions, at::ScalarType dtype) const;
+  RotaryTables tables(const at::Tensor& positions) const;
   int64_t head_dim() const { return head_dim_; }
 
  private:
@@ -33,14 +36,14 @@ class RotaryEmbedding {
   std::vector<int64_t> mrope_section_;
   struct Last {
     at::Tensor positions;
-    at::ScalarType dtype = at::kFloat;
     RotaryTables tables;
   };
   // The two most recent, newest first; shared by copies: equal positions, equal tables.
   std::shared_ptr<std::array<Last, 2>> last_ = std::make_shared<std::array<Last, 2>>();
 };
 
-// x [T, heads, d] → x·cos + rotate_half(x)·sin (HF's apply_rotary_pos_emb).
+// x [T, heads, d] → x·cos + rotate_half(x)·sin (HF's apply_rotary_pos_emb), computed in float32
+// and returned in x's dtype.
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& t);
 
 // The same, written over x (a view may be rotated in place, e.g. new slots of a KV cache).

@@ -5,9 +5,9 @@
 
 namespace svqa {
 
-std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps) {
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, FrameStep step) {
   if (stream.source_fps > 0) return held_frame_reader(resample_frames(read_frames(stream.video, stream.source_fps), fps));
-  return open_frame_reader(stream.video, fps);
+  return open_frame_reader(stream.video, fps, step);
 }
 
 Frames resample_frames(const Frames& all, double fps) {

@@ -11,7 +11,8 @@ namespace svqa {
 // The stream's video read at `fps`, decoded as the stream advances; sources stored at a known
 // rate (Stream::source_fps, e.g. RVS-Movie's 1-fps .npy) are read whole and resampled as ReKV does.
 // Throws on a video that cannot be opened.
-std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps);
+// `step`: a video file's frame stride rule.
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, FrameStep step = FrameStep::Reference);
 
 // Frames taken at `all.fps` sampled down to `fps` as ReKV does: indices linspace(0, N-1, int(N * fps / all.fps)),
 // truncated; timestamps stay those of the kept frames. Fewer frames asked than there are: all of them.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -49,6 +50,12 @@ PredictionRecord question_record(const std::string& stream_id, const Question& q
 
 }  // namespace
 
+int64_t answer_length(int64_t max_new_tokens, const Question& q) {
+  if (max_new_tokens > 0) return max_new_tokens;
+  if (!q.options.empty()) return 16;
+  return q.offline ? 1024 : 256;
+}
+
 PredictionRecord error_record(const std::string& stream_id, const Question& q, const std::string& why) {
   PredictionRecord r = question_record(stream_id, q);
   r.error = why;
@@ -65,8 +72,10 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     const auto t0 = std::chrono::steady_clock::now();
     step.encoder.before_question(step.backbone, info, stream.bank());
     told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    AnswerOptions options = step.options;
+    options.max_new_tokens = answer_length(step.options.max_new_tokens, q);
     a = answer_question(step.backbone, step.encoder, answered_bank(step, stream), step.retrieval, info, prompt_for(step, q),
-                        step.options);
+                        options);
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
     return error_record(stream_id, q, torch_error_line(e));
   } catch (const std::exception& e) {
@@ -86,7 +95,9 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   for (const auto& layer : a.selected)
     for (const int64_t id : layer) {
       const auto& b = bank.info(id);
-      if (b.end_time > q.time) throw std::logic_error("causality: block " + std::to_string(id) + " ends after its question");
+      // An offline question is asked after the whole video: every frame is before it.
+      if (!stream.before_question(b, q.offline ? std::numeric_limits<double>::infinity() : q.time))
+        throw std::logic_error("causality: block " + std::to_string(id) + " ends after its question");
       r.block_spans[id] = {b.start_time, b.end_time};
     }
   r.context_tokens = a.context_tokens;
@@ -109,6 +120,10 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     r.letter = v.parsed;
     if (step.benchmark.has_gold(q) && v.outcome != Verdict::Outcome::unanswered)
       r.correct = v.outcome == Verdict::Outcome::correct;
+  }
+  if (step.record_logits && a.prompt_logits.defined()) {
+    const auto logits = a.prompt_logits.to(at::kCPU, at::kFloat).contiguous();
+    r.extra["first_token_logits"] = std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
   }
   // Per-record fields of the strategies ("extra").
   step.encoder.add_record_fields(r.extra);

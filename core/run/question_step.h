@@ -19,8 +19,14 @@ struct QuestionStep {
   RetrievalStrategy& retrieval;
   const Benchmark& benchmark;
   std::string answer_prompt;  // the text after the retrieved video, with {question}
-  AnswerOptions options;
+  AnswerOptions options;      // max_new_tokens 0: by question kind (answer_length)
+  bool record_logits = false;  // extra.first_token_logits
 };
+
+// Greedy decoding limit for `q`: `max_new_tokens` when > 0, else ReKV's by question kind
+// (video_qa/rekv_offline_vqa.py, rekv_stream_vqa.py): 16 multiple choice, 1024 offline open-ended,
+// 256 streaming open-ended.
+int64_t answer_length(int64_t max_new_tokens, const Question& q);
 
 // Answers `q` (asked at q.time; every frame up to it is encoded) from `stream`'s bank. `encoding`
 // is what was encoded for it since the previous question. A failure of the question becomes an

@@ -8,13 +8,15 @@ namespace svqa {
 
 StreamEncoding::StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
                                std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
-                               MemoryBankOptions bank_options, int64_t chunk_frames)
+                               MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps)
     : backbone_(backbone),
       encoder_(encoder),
       retrieval_(retrieval),
       frames_(std::move(frames)),
       bank_(std::move(bank_options)),
-      frames_per_unit_(VisualUnitMaker::frames_per_unit_of(backbone)) {
+      frames_per_unit_(VisualUnitMaker::frames_per_unit_of(backbone)),
+      rule_(rule),
+      fps_(fps) {
   encoder_.begin_stream(backbone_, sink_ids, bank_);
   retrieval_.begin_stream();
   video_start_ = encoder_.sinks().size();
@@ -26,11 +28,12 @@ StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& 
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int64_t before = encoded_;
   for (;;) {
-    // Whole units whose frames all come at or before `time`, a chunk at most.
+    // Whole units whose frames all come before the question, a chunk at most.
     int64_t count = 0;
     while (count + frames_per_unit_ <= chunk_) {
-      const auto last = frames_->upcoming_time(count + frames_per_unit_ - 1);
-      if (!last || *last > time) break;
+      const int64_t last_index = count + frames_per_unit_ - 1;
+      const auto last = frames_->upcoming_time(last_index);
+      if (!last || !frame_before_question(rule_, fps_, encoded_ + last_index, *last, time)) break;
       count += frames_per_unit_;
     }
     if (count == 0) break;

@@ -13,6 +13,7 @@
 #include "core/engine/strategy.h"
 #include "core/engine/visual_units.h"
 #include "core/memory/memory_bank.h"
+#include "core/run/frame_rule.h"
 #include "models/backbone.h"
 #include "models/frame_source.h"
 
@@ -22,10 +23,11 @@ class StreamEncoding {
  public:
   // A new stream: an empty bank, the encoder's sinks prefilled from `sink_ids`, retrieval reset.
   // `chunk_frames` frames go through the vision tower at a time (rounded down to whole units).
-  // Frames come from `frames` as far as the questions need them (decoded as the stream advances).
+  // Frames come from `frames` as far as the questions need them (decoded as the stream advances),
+  // sampled at `fps`; `rule` says which frames come before a question.
   StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
                  std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
-                 MemoryBankOptions bank_options, int64_t chunk_frames);
+                 MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps);
 
   struct Step {
     double seconds = 0;  // wall time of this encode_until
@@ -34,8 +36,11 @@ class StreamEncoding {
   // Called after each chunk: frames encoded so far, of all, and this step's rate in frames per second.
   using ChunkDone = std::function<void(int64_t encoded, int64_t total, double fps)>;
 
-  // Encodes every whole unit whose frames all come at or before `time` (seconds into the stream).
+  // Encodes every whole unit whose frames all come before a question at `time` (seconds into the
+  // stream) under the frame rule.
   Step encode_until(double time, const ChunkDone& chunk_done = {});
+  // Whether a question at `time` may see all of block `b`'s frames (the run's causality check).
+  bool before_question(const KvBlock& b, double time) const { return block_before_question(rule_, fps_, b, time); }
 
   // After the last frame: known once the source has been read to its end (encode_until past it).
   std::optional<double> video_end() const { return ended_ ? std::optional<double>(video_end_) : std::nullopt; }
@@ -52,6 +57,8 @@ class StreamEncoding {
   int64_t frames_per_unit_ = 1, video_start_ = 0, chunk_ = 1, encoded_ = 0;
   bool ended_ = false;
   double video_end_ = 0;
+  FrameRule rule_;
+  double fps_;
 };
 
 }  // namespace svqa

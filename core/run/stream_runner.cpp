@@ -98,7 +98,7 @@ class StreamRunner {
     if (std::all_of(questions.begin(), questions.end(), done)) return;
     std::unique_ptr<FrameReader> frames;
     try {
-      frames = stream_frames(stream, cfg_.header.stream.fps);
+      frames = stream_frames(stream, cfg_.header.stream.fps, frame_step_from_name(cfg_.header.stream.frame_step));
     } catch (const std::exception& e) {
       for (const auto& q : questions)
         if (!done(q)) record(error_record(stream.id, q, e.what()));
@@ -117,13 +117,17 @@ class StreamRunner {
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
       return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_,
-                                              frames ? std::move(frames) : stream_frames(stream, cfg_.header.stream.fps),
-                                              prompts_.sink_ids,
-                                              bank_options(stream), cfg_.header.stream.chunk_frames);
+                                              frames ? std::move(frames)
+                                                     : stream_frames(stream, cfg_.header.stream.fps,
+                                                                     frame_step_from_name(cfg_.header.stream.frame_step)),
+                                              prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
+                                              frame_rule_from_name(cfg_.header.stream.frames_before_question),
+                                              cfg_.header.stream.fps);
     };
     auto encoding = fresh();
     const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
-                            {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens}};
+                            {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
+                            cfg_.header.stream.record_logits};
     for (Question q : questions) {
       if (reencode) {
         if (done(q)) continue;

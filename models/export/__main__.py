@@ -30,9 +30,11 @@ def model_classes(architecture):
     return transformers.Qwen2_5_VLConfig, transformers.Qwen2_5_VLForConditionalGeneration
 
 
-def make_tiny(name, seed, overrides, hf_dir):
+def make_tiny(name, seed, overrides, hf_dir, weight_std=None):
     """Builds, seeds and saves a tiny random model of an architecture or preset; returns (model,
-    processor settings, tokenizer.json path)."""
+    processor settings, tokenizer.json path). `weight_std`: every matrix (linear, embedding,
+    convolution) redrawn from N(0, weight_std²) after Hugging Face's init (std 0.02, at which the
+    model repeats one token whatever it sees); norms and biases kept."""
     architecture, overrides = tiny.resolve(name, overrides)
     config_cls, model_cls = model_classes(architecture)
     tok = tiny.train_tokenizer(architecture)
@@ -42,6 +44,11 @@ def make_tiny(name, seed, overrides, hf_dir):
     config = config_cls(**settings)
     torch.manual_seed(seed)
     model = model_cls(config).eval()
+    if weight_std is not None:
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() >= 2:
+                    p.normal_(0.0, weight_std)
     processor = tiny.video_processor_config(architecture, settings)
     hf_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(hf_dir)
@@ -84,11 +91,17 @@ def main(argv=None):
                         help="a tiny random-weight model of this architecture, or a named variant "
                              "(llava_onevision_196: 196 tokens per 384 px frame, as the real model)")
     parser.add_argument("--seed", type=int, default=0, help="weights seed for --tiny")
+    parser.add_argument("--weight-std", type=float, default=None,
+                        help="--tiny: draw every weight matrix from N(0, std²) instead of Hugging Face's init "
+                             "(std 0.02, whose model repeats one token whatever it sees); e.g. 0.3 makes answers "
+                             "and retrievals depend on the input, for parity tests")
     parser.add_argument("--tiny-set", action="append", default=[], metavar="KEY=VALUE",
                         help="change a tiny config value, e.g. text_config.num_hidden_layers=4 (repeatable)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32")
     parser.add_argument("--out", required=True, help="export directory (created)")
     args = parser.parse_args(argv)
+    if args.weight_std is not None and (not args.tiny or not args.weight_std > 0):
+        parser.error("--weight-std needs --tiny and a positive value")
 
     warnings.filterwarnings("ignore", message=".*TorchScript.*")  # deprecated upstream; torch is pinned
     out = pathlib.Path(args.out)
@@ -96,7 +109,7 @@ def main(argv=None):
     start = time.time()
     dtype = DTYPES[args.dtype]
     if args.tiny:
-        model, processor, tokenizer = make_tiny(args.tiny, args.seed, args.tiny_set, out / "hf")
+        model, processor, tokenizer = make_tiny(args.tiny, args.seed, args.tiny_set, out / "hf", args.weight_std)
         model = model.to(dtype)
     else:
         model, processor, tokenizer = load_checkpoint(args.model, dtype)
@@ -112,7 +125,8 @@ def main(argv=None):
         trace_vision(model, architecture, dtype).save(str(out / "vision.pt"))
     shutil.copyfile(tokenizer, out / "tokenizer.json")
     manifest = build_manifest(model, processor, architecture, args.dtype, layer_files,
-                              source=args.model or f"tiny:{args.tiny}:seed={args.seed}")
+                              source=args.model or f"tiny:{args.tiny}:seed={args.seed}"
+                              + (f":std={args.weight_std}" if args.weight_std is not None else ""))
     tmp = out / "manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(out / "manifest.json")  # written last: a manifest means a complete export

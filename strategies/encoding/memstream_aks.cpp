@@ -37,7 +37,7 @@ at::Tensor dilated_tokens(const at::Tensor& positions, int64_t row_stride, int64
   return at::nonzero((h.remainder(row_stride) == 0) & (w.remainder(col_stride) == 0)).flatten();
 }
 
-MemstreamAks::MemstreamAks(MemstreamAksOptions options) : options_(std::move(options)), window_(options_.n_local) {}
+MemstreamAks::MemstreamAks(MemstreamAksOptions options) : options_(std::move(options)), window_(options_.n_local, window_rules(options_)) {}
 
 void MemstreamAks::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   (void)bank;
@@ -60,7 +60,7 @@ at::Tensor MemstreamAks::select(Backbone& backbone, int64_t layer, const VisualU
   at::Tensor keys = qkv.k.to(at::kFloat);
   if (options_.keys == "post_rope") {
     const auto rope = text_rotary(backbone.manifest());
-    keys = apply_rotary(qkv.k, rope.tables(unit.positions.to(backbone.device()), qkv.k.scalar_type())).to(at::kFloat);
+    keys = apply_rotary(qkv.k, rope.tables(unit.positions.to(backbone.device()))).to(at::kFloat);
   }
   at::Tensor& previous = previous_keys_[static_cast<size_t>(layer)];
   const at::Tensor before = previous;

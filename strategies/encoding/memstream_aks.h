@@ -32,7 +32,10 @@ struct MemstreamAksOptions {
   std::string similarity = "concat_heads";
   std::string keys = "pre_rope";
   std::string first = "dense";
+  std::string positions = "window";
+  std::string sink_entry = "migrate";
   static void declare(Schema<MemstreamAksOptions>& s) {
+    declare_window_rules(s);
     s.field("n_local", &MemstreamAksOptions::n_local,
             "sliding window in tokens of the stream (full, not thinned, tokens); the paper's 17,000 "
             "(about 66 Qwen2.5-VL frame-features of 256 tokens)")

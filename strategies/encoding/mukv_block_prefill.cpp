@@ -31,7 +31,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     group.insert(group.end(), static_cast<size_t>(n), static_cast<int64_t>(b));
     want_attention = want_attention || (kept_count(n, in.dcp.keep_ratio) < n && in.dcp.importance != Importance::Frequency);
   }
-  const auto tables = text_rotary(backbone.manifest()).tables(at::cat(positions, 1).to(device), dtype);
+  const auto tables = text_rotary(backbone.manifest()).tables(at::cat(positions, 1).to(device));
   at::Tensor visible;  // several blocks: each sees the past and itself causally, never another block
   if (blocks.size() > 1) {
     const auto g = at::tensor(group, at::kLong);

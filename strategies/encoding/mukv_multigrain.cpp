@@ -105,7 +105,7 @@ void MukvMultigrain::begin_stream(Backbone& backbone, const std::vector<int64_t>
   sinks_ = prefill_sinks(backbone, sink_ids);
   sink_keys_rotated_.assign(static_cast<size_t>(layers_), at::Tensor());
   if (sinks_.size()) {
-    const auto tables = text_rotary(m).tables(sinks_.positions.to(backbone.device()), backbone.dtype());
+    const auto tables = text_rotary(m).tables(sinks_.positions.to(backbone.device()));
     for (int64_t l = 0; l < layers_; ++l) sink_keys_rotated_[l] = apply_rotary(sinks_.keys[l], tables);
   }
   // same_granularity: each granularity's past starts as the sinks.

@@ -6,6 +6,7 @@
 // representative vector per layer.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/config/schema.h"
@@ -16,10 +17,18 @@ namespace svqa {
 
 struct RekvOptions {
   int64_t n_local = 15000;
+  std::string positions = "window";
+  std::string sink_entry = "migrate";
+  bool answer_fallback = true;
   static void declare(Schema<RekvOptions>& s) {
     s.field("n_local", &RekvOptions::n_local,
             "local attention window in tokens; ReKV's default 15000 (about 76 LLaVA-OV frames)")
-        .min(1);
+        .min(1)
+        .max(int64_t{1} << 24);
+    declare_window_rules(s);
+    s.field("answer_fallback", &RekvOptions::answer_fallback,
+            "past n_local context tokens the answer attends to the sinks + a sliding window of n_local, as "
+            "ReKV's rekv_attention.py; false: plain causal attention however long");
   }
 };
 
@@ -29,7 +38,8 @@ KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t hea
 
 class RekvSlidingWindow final : public EncodingStrategy {
  public:
-  explicit RekvSlidingWindow(RekvOptions options) : window_(options.n_local) {}
+  explicit RekvSlidingWindow(RekvOptions options)
+      : window_(options.n_local, window_rules(options)), answer_window_(options.answer_fallback ? options.n_local : 0) {}
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
@@ -38,9 +48,11 @@ class RekvSlidingWindow final : public EncodingStrategy {
   // extra.rekv_sliding_window.window_tokens: the window's tokens the next frame attends to (layer 0).
   void add_record_fields(nlohmann::json& extra) const override;
   const SlidingWindow& window() const { return window_; }
+  int64_t answer_window() const override { return answer_window_; }
 
  private:
   SlidingWindow window_;
+  int64_t answer_window_ = 0;
   int64_t next_position_ = 0;
 };
 

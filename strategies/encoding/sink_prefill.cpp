@@ -11,7 +11,7 @@ SinkKv prefill_sinks(Backbone& backbone, const std::vector<int64_t>& ids) {
   SinkKv sinks{std::vector<at::Tensor>(layers), std::vector<at::Tensor>(layers), text_positions(0, n)};
   if (n == 0) return sinks;
   const auto rope = text_rotary(backbone.manifest());
-  const auto tables = rope.tables(sinks.positions.to(backbone.device()), backbone.dtype());
+  const auto tables = rope.tables(sinks.positions.to(backbone.device()));
   at::Tensor h = backbone.embed(at::tensor(ids, at::kLong));
   for (int64_t l = 0; l < layers; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);

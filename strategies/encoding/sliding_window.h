@@ -1,16 +1,26 @@
 #pragma once
-// The sliding-window prefill of ReKV (reference code Becomebright/ReKV, `ContextManager`), shared by
-// every encoder built on it (ReKV, StreamKV, Mem-Stream). Exec blocks (a frame, a temporal patch, a
-// summary frame) go through the LLM in order; each token attends causally to the previous `n_local`
-// tokens of the stream (un-rotated keys rotated at their own positions, so relative distances are
-// true) and, once the stream has outgrown the window, to the system-prompt sinks at a fixed
-// distance (keys at 0, queries at n_local − 1) under one joint softmax. Until then the sinks are
-// ordinary window tokens, so a stream that fits is plain causal attention.
+// The sliding-window prefill of ReKV (reference code Becomebright/ReKV, `ContextManager` in
+// model/attention/kv_cache_manager.py), shared by every encoder built on it (ReKV, StreamKV,
+// Mem-Stream). Exec blocks (a frame, a temporal patch, a summary frame) go through the LLM in order;
+// each token attends causally to the previous `n_local` tokens of the stream (the system-prompt
+// sinks first among them) and to the sinks that have entered the sink segment, at a fixed distance
+// (keys at 0, queries at n_local − 1), under one joint softmax. A stream that fits is plain causal
+// attention.
 //
-// ReKV's and StreamKV's reference codes switch to the separate sink segment at the same moment
-// (the first exec block whose window would hold more than n_local tokens); StreamKV's "every frame
-// offloaded at once" is how every svqa encoder stores blocks anyway. Unlike both reference codes the
-// sinks then leave the window, so no token attends to them twice.
+// Two rules, the reference's by default (WindowRules):
+//   positions  window:   RoPE positions relative to the block's window, as the reference rotates
+//                        them: the window's keys from stream index max(0, s − n_local) on at 0, 1, …
+//                        for a block starting at s (every key re-rotated per block, float32 tables;
+//                        angles stay below n_local + the block's length however long the stream).
+//                        Every position shifts by one number per block, so relative distances, and
+//                        Qwen2.5-VL's mRoPE rows, are those of the stream.
+//              absolute: keys rotated once, on entry, at their stream positions (≈ 350k after an hour).
+//   sink_entry migrate:     the sinks enter the sink segment min(n_init, tokens past n_local) at a
+//                           time (the reference's `get_global_hidden_and_mask`: over several blocks when
+//                           a block is shorter than n_init) and stay in the window until it slides past
+//                           them, so a query may see a sink twice (in the window and as a sink);
+//              all_at_once: all sinks enter the sink segment at the first block whose window would
+//                           hold more than n_local tokens and leave the window then (seen once).
 
 #include <ATen/ATen.h>
 
@@ -19,8 +29,10 @@
 #include <functional>
 #include <vector>
 
+#include "core/config/schema.h"
 #include "core/memory/sink_kv.h"
 #include "core/nn/kv_cache.h"
+#include "core/nn/rope.h"
 #include "models/backbone.h"
 
 namespace svqa {
@@ -46,9 +58,33 @@ struct WindowHooks {
   std::function<void(int64_t layer, const std::vector<LayerQkv>& blocks)> after_layer;
 };
 
+// The two rules above, as an encoder's options carry them.
+struct WindowRules {
+  bool relative_positions = true;  // positions: window
+  bool migrate_sinks = true;       // sink_entry: migrate
+};
+
+// The `positions` and `sink_entry` fields of an encoder's options struct (std::string members of
+// those names) and the rules they name.
+template <class Options>
+void declare_window_rules(Schema<Options>& s) {
+  s.field("positions", &Options::positions,
+          "window: RoPE positions relative to each block's window, as ReKV's code (needs LLaVA-OneVision's "
+          "1-D positions); absolute: stream positions, keys rotated once")
+      .one_of({"window", "absolute"});
+  s.field("sink_entry", &Options::sink_entry,
+          "migrate: sinks join the sink segment min(n_init, tokens past n_local) at a time and stay in the "
+          "window (ReKV's code); all_at_once: all at the first full window, leaving it")
+      .one_of({"migrate", "all_at_once"});
+}
+template <class Options>
+WindowRules window_rules(const Options& o) {
+  return {o.positions == "window", o.sink_entry == "migrate"};
+}
+
 class SlidingWindow {
  public:
-  explicit SlidingWindow(int64_t n_local) : n_local_(n_local) {}
+  explicit SlidingWindow(int64_t n_local, WindowRules rules = {}) : n_local_(n_local), rules_(rules) {}
 
   // A new stream: prefill `sink_ids` with plain causal attention; they open the window.
   void begin(Backbone& backbone, const std::vector<int64_t>& sink_ids);
@@ -60,8 +96,10 @@ class SlidingWindow {
   int64_t n_local() const { return n_local_; }
   // Tokens the window has taken in so far, sinks included.
   int64_t tokens_seen() const { return next_index_; }
+  // Sinks in the sink segment so far (0 until the window first fills, then up to n_init).
+  int64_t sinks_entered() const { return sinks_entered_; }
   // Tokens of the window the next block attends to at `layer` (thinned by a window_tokens hook;
-  // the sinks counted while they are still in the window, not once they are their own segment).
+  // the sinks counted while they are still in the window).
   int64_t attended_tokens(int64_t layer) const {
     if (layer < 0 || layer >= static_cast<int64_t>(layers_.size())) return 0;  // before begin()
     const auto& kv = layers_[static_cast<size_t>(layer)].kv;
@@ -69,20 +107,26 @@ class SlidingWindow {
   }
 
  private:
-  // One layer's window: the K/V of the tokens later tokens may attend to, keys rotated once at
-  // their own positions when they enter, in one buffer that slides (KvCache: entering tokens are
-  // written in place, leaving ones only move its start), and each token's index in the stream
-  // (sinks from 0), ascending.
+  // One layer's window: the K/V of the tokens later tokens may attend to (keys rotated once at
+  // their own positions when they enter under `absolute`, un-rotated under `window`), in one buffer
+  // that slides (KvCache: entering tokens are written in place, leaving ones only move its start),
+  // and each token's index in the stream (sinks from 0), ascending.
   struct Layer {
     KvCache kv;
+    KvCache positions;  // each token's RoPE position [n, 1, 3], in step with kv
     std::deque<int64_t> index;
   };
 
+  // Sinks in the sink segment once a block of `n` tokens starting at `first` has entered, `entered` before.
+  int64_t sinks_after(int64_t entered, int64_t first, int64_t n) const;
+
   int64_t n_local_;
+  WindowRules rules_;
+  RotaryEmbedding rope_{2, 1.0};  // the backbone's, set by begin()
   SinkKv sinks_;
   std::vector<Layer> layers_;
   int64_t next_index_ = 0;
-  bool sinks_separate_ = false;
+  int64_t sinks_entered_ = 0;
 };
 
 }  // namespace svqa

@@ -24,6 +24,7 @@ const char* const kStreamkvGuidancePrompt =
 
 void StreamkvOptions::declare(Schema<StreamkvOptions>& s) {
   s.field("n_local", &StreamkvOptions::n_local, "local attention window in tokens (reference: 15000)").min(1);
+  declare_window_rules(s);
   s.field("segment_mode", &StreamkvOptions::segment_mode,
           "semantic: cut where adjacent frames differ (cosine of token means ≤ segment_theta); uniform: every "
           "max_segment_size frames (the paper's ablation)")
@@ -71,7 +72,7 @@ at::Tensor packed_positions(const at::Tensor& layout, int64_t start) {
 
 StreamkvSegments::StreamkvSegments(StreamkvOptions options)
     : options_(std::move(options)),
-      window_(options_.n_local),
+      window_(options_.n_local, window_rules(options_)),
       segmenter_({options_.segment_mode, options_.min_segment_size, options_.max_segment_size, options_.segment_theta}) {}
 
 void StreamkvSegments::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
@@ -140,7 +141,6 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
   const int64_t layers = backbone.num_layers(), heads = backbone.manifest().text.num_heads;
   const auto frames = static_cast<int64_t>(segment.entries.size());
   const auto device = backbone.device();
-  const auto dtype = backbone.dtype();
 
   // The input: every entry (spanning the frames merged into it), then the summary frame.
   std::vector<WindowInput> inputs;
@@ -182,7 +182,7 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
     for (const auto& in : inputs) laid.push_back(in.positions);
     auto positions = at::cat(laid, 1);
     positions = at::cat({positions, text_positions(svqa::next_position(positions), n_guide)}, 1);
-    input_tables = text_rotary(backbone.manifest()).tables((positions - positions.min()).to(device), dtype);
+    input_tables = text_rotary(backbone.manifest()).tables((positions - positions.min()).to(device));
     guide_tables = {input_tables.cos.narrow(0, positions.size(1) - n_guide, n_guide),
                     input_tables.sin.narrow(0, positions.size(1) - n_guide, n_guide)};
     hooks.after_layer = [&](int64_t l, const std::vector<LayerQkv>& blocks) {

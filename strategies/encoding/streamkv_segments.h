@@ -40,6 +40,8 @@ struct StreamkvOptions {
   double compress_temp = 1.0;
   bool layer_adaptive = true;
   std::string guidance_prompt = kStreamkvGuidancePrompt;
+  std::string positions = "window";
+  std::string sink_entry = "migrate";
   static void declare(Schema<StreamkvOptions>& s);
 };
 

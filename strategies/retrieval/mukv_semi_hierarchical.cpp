@@ -96,9 +96,9 @@ at::Tensor mukv_query(Backbone& backbone, const SinkKv& sinks, const std::string
   const auto device = backbone.device();
   const auto dtype = backbone.dtype();
   const int64_t T = static_cast<int64_t>(ids.size()), layers = backbone.num_layers();
-  const auto tables = rope.tables(text_positions(sinks.size() ? next_position(sinks.positions) : 0, T).to(device), dtype);
+  const auto tables = rope.tables(text_positions(sinks.size() ? next_position(sinks.positions) : 0, T).to(device));
   RotaryTables sink_tables;
-  if (sinks.size()) sink_tables = rope.tables(sinks.positions.to(device), dtype);
+  if (sinks.size()) sink_tables = rope.tables(sinks.positions.to(device));
   at::Tensor h = backbone.embed(at::tensor(ids, at::kLong));
   for (int64_t l = 0;; ++l) {
     const auto qkv = backbone.layer_qkv(l, h);

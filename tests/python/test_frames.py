@@ -1,5 +1,5 @@
-"""`svqa frames`: video files sampled by the ReKV rule (every round(avg_fps / fps)-th frame from
-frame 0, Python rounding; timestamp = index / avg_fps), .npy frames and image directories taken as
+"""`svqa frames`: video files sampled by the ReKV rule (every int(round(avg_fps) / fps)-th frame from
+frame 0, Python rounding; timestamp = index / avg_fps; `--frame-step nearest`: round(avg_fps / fps)), .npy frames and image directories taken as
 already sampled (timestamp = i / fps), and one-line errors for bad sources."""
 
 import json
@@ -24,26 +24,54 @@ def frames_ok(svqa_bin, root, *args):
     return json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("rate, scale, count, fps, step", [
-    (25, 1, 23, 10, 2),        # 2.5 rounds to even: 2
-    (30, 1, 41, 4, 8),         # 7.5 rounds to even: 8
-    (30, 1, 65, 1, 30),
-    (30000, 1001, 65, 2, 15),  # 29.97 fps: 14.985 → 15
-    (24, 1, 50, 0.5, 48),
-    (25, 1, 23, 100, 1),       # faster than the video: every frame (step at least 1)
+def rekv_stride(avg_fps, sample_fps):
+    """ReKV video_qa/base.py load_video, transcribed: fps = round(vr.get_avg_fps()); range(0, len(vr), int(fps / sample_fps))."""
+    fps = round(avg_fps)
+    return int(fps / sample_fps)
+
+
+@pytest.mark.parametrize("rate, scale, count, fps, rule, step", [
+    (25, 1, 23, 10, "nearest", 2),        # 2.5 rounds to even: 2
+    (30, 1, 41, 4, "nearest", 8),         # 7.5 rounds to even: 8
+    (30, 1, 41, 4, "reference", 7),       # int(30 / 4)
+    (30, 1, 65, 1, "nearest", 30),
+    (30000, 1001, 65, 2, "nearest", 15),  # 29.97 fps: 14.985 → 15
+    (24, 1, 50, 0.5, "nearest", 48),
+    (25, 1, 23, 100, "nearest", 1),       # faster than the video: every frame (step at least 1)
+    (25, 1, 23, 100, "reference", 1),
+    (25, 2, 60, 0.5, "nearest", 25),      # 12.5 fps: round(25.0) = 25, where ReKV takes int(12 / 0.5) = 24
 ])
-def test_video_keeps_every_step_th_frame(svqa_bin, root, tmp_path, rate, scale, count, fps, step):
+def test_video_keeps_every_step_th_frame(svqa_bin, root, tmp_path, rate, scale, count, fps, rule, step):
     avg_fps = rate / scale
-    assert step == max(1, round(avg_fps / fps))  # the reference rule, with Python's round
+    if rule == "nearest":
+        assert step == max(1, round(avg_fps / fps))  # Python's round
+    else:
+        assert step == max(1, rekv_stride(avg_fps, fps))
     frames = numbered_frames(count)
     write_avi(tmp_path / "v.avi", frames, rate, scale)
-    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--out", tmp_path / "rgb.npy")
+    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--frame-step", rule, "--out", tmp_path / "rgb.npy")
     kept = list(range(0, count, step))
     assert (report["frames"], report["height"], report["width"]) == (len(kept), 24, 32)
     assert report["timestamps"] == pytest.approx([i / avg_fps for i in kept], abs=1e-9)
     assert report["fps"] == pytest.approx(avg_fps / step)
     rgb = np.load(tmp_path / "rgb.npy")
     assert rgb.dtype == np.uint8 and np.array_equal(rgb, frames[kept])  # lossless video: the very frames
+
+
+# (rate, scale) of 12.5, 24, 25, 29.97, 30 and 60 fps videos.
+VIDEO_RATES = [(25, 2), (24, 1), (25, 1), (30000, 1001), (30, 1), (60, 1)]
+
+
+@pytest.mark.parametrize("rate, scale", VIDEO_RATES)
+@pytest.mark.parametrize("fps", [0.5, 1, 2])
+def test_default_stride_is_rekvs(svqa_bin, root, tmp_path, rate, scale, fps):
+    """By default every video is sampled with ReKV's very stride (the frames it keeps, not only their count)."""
+    avg_fps = rate / scale
+    stride = rekv_stride(avg_fps, fps)
+    count = 3 * stride + 2
+    write_avi(tmp_path / "v.avi", numbered_frames(count), rate, scale)
+    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps)
+    assert report["timestamps"] == pytest.approx([i / avg_fps for i in range(0, count, stride)], abs=1e-9)
 
 
 def test_npy_frames_are_already_sampled(svqa_bin, root, tmp_path):

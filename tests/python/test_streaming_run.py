@@ -54,7 +54,7 @@ def test_every_question_answered_causally_and_errors_recorded(setup, svqa_bin):
     for i, t in enumerate(TIMES):
         rec = recs[f"q{i}"]
         assert rec["time"] == t
-        assert rec["frames_encoded"] == int(t // 2) + 1  # frames at 0, 2, 4, ... s up to t
+        assert rec["frames_encoded"] == int(t * 0.5)  # frames [0, int(t·fps)): at 0, 2, 4, ... s before t
         assert len(rec["retrieved"]) == 3  # one selection per layer
         for layer in rec["retrieved"]:
             assert 0 < len(layer) <= 4
@@ -115,9 +115,41 @@ output: {{dir: {tmp_path / 'results'}}}
     r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     rec = json.loads((tmp_path / "results" / "movie" / "predictions.jsonl").read_text().splitlines()[0])
-    # linspace(0, 19, 10) → frames 0, 2, 4, 6, 8, 10, ... at 1 fps; those at ≤ 9 s are 0, 2, 4, 6, 8.
-    assert rec["frames_encoded"] == 5
-    assert sorted(s for s, _ in rec["block_spans"].values()) == [0, 2, 4, 6, 8]
+    # linspace(0, 19, 10) → frames 0, 2, 4, 6, 8, 10, ... at 1 fps; the first int(9 · 0.5) = 4 of them.
+    assert rec["frames_encoded"] == 4
+    assert sorted(s for s, _ in rec["block_spans"].values()) == [0, 2, 4, 6]
+
+
+@pytest.mark.parametrize("rule, time, seen", [
+    ("exclusive", 10, list(range(10))),     # ReKV: video[0:int(10 · 1)]
+    ("inclusive", 10, list(range(11))),     # every frame stamped at or before 10 s
+    ("exclusive", 10.5, list(range(10))),
+    ("inclusive", 10.5, list(range(11))),
+    (None, 10, list(range(10))),            # exclusive by default
+])
+def test_frames_before_a_question(tmp_path, svqa_bin, tiny_export, rule, time, seen):
+    import numpy as np
+
+    np.save(tmp_path / "tt02.npy", np.random.default_rng(1).integers(0, 256, (20, 48, 48, 3), dtype=np.uint8))
+    movie = [{"video_id": "tt02", "video_path": "/data/rvs/movie/videos/tt02.npy", "duration": 20,
+              "clip_start_time": 0, "clip_end_time": 20,
+              "conversations": [{"question": "What happens?", "answer": "x", "start_time": 0, "end_time": time}]}]
+    (tmp_path / "movienet_oe.json").write_text(json.dumps(movie))
+    rule_line = f"frames_before_question: {rule}, " if rule else ""
+    (tmp_path / "exp.yaml").write_text(f"""
+name: movie
+backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
+encoding: {{type: rekv_sliding_window}}
+retrieval: {{type: full_context}}
+benchmark: {{type: rvs_movie, options: {{annotations: {tmp_path / 'movienet_oe.json'}}}}}
+stream: {{{rule_line}fps: 1, max_new_tokens: 1}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    r = subprocess.run([svqa_bin, "run", tmp_path / "exp.yaml"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads((tmp_path / "results" / "movie" / "predictions.jsonl").read_text().splitlines()[0])
+    assert rec["frames_encoded"] == len(seen)
+    assert sorted(s for s, _ in rec["block_spans"].values()) == seen
 
 
 def test_a_zero_height_npy_stream_errors_that_stream_only(tmp_path, svqa_bin, tiny_export, root):

@@ -1,0 +1,31 @@
+#pragma once
+// Which frames a question at time t sees (stream.frames_before_question).
+//   exclusive: the first int(t · fps) sampled frames, [0, int(t·fps)) by index — the reference code's
+//              rule (ReKV video_qa/rekv_stream_vqa.py, MuKV, StreamKV's video[0:int(end_time·fps)]);
+//   inclusive: every frame whose timestamp is at or before t (one more, newest frame at whole seconds).
+
+#include <cstdint>
+#include <string>
+
+#include "core/memory/kv_block.h"
+
+namespace svqa {
+
+enum class FrameRule { Exclusive, Inclusive };
+
+// "exclusive" | "inclusive"; throws std::invalid_argument otherwise.
+FrameRule frame_rule_from_name(const std::string& name);
+
+// int(t · fps) as ReKV computes it: t in a float32 tensor times the rate, truncated. An infinite
+// t (an offline question): every frame.
+int64_t frames_before(double time, double fps);
+
+// Whether `rule` lets the frame at stream index `index`, stamped `timestamp`, be seen at `time`.
+bool frame_before_question(FrameRule rule, double fps, int64_t index, double timestamp, double time);
+
+// The same for a block of memory: all its frames.
+inline bool block_before_question(FrameRule rule, double fps, const KvBlock& b, double time) {
+  return frame_before_question(rule, fps, b.last_frame, b.end_time, time);
+}
+
+}  // namespace svqa
