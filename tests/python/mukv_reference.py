@@ -45,11 +45,12 @@ class MukvReference:
         return torch.tensor([self.tok.encode(text, add_special_tokens=False).ids])
 
     def forward(self, embeds, cache, attentions=False):
-        out = self.lm(inputs_embeds=embeds, past_key_values=cache, use_cache=True, output_attentions=attentions)
-        return out
+        with torch.no_grad():  # the reference runs under torch.inference_mode
+            return self.lm(inputs_embeds=embeds, past_key_values=cache, use_cache=True, output_attentions=attentions)
 
     def encode_init_prompt(self, sink):
-        self.init = self.forward(self.embed(self.ids(sink)), DynamicCache()).past_key_values
+        with torch.no_grad():
+            self.init = self.forward(self.embed(self.ids(sink)), DynamicCache()).past_key_values
 
     def encode_video(self, frames, first_frame):
         for start in range(0, len(frames), self.s["chunk"]):
@@ -63,8 +64,7 @@ class MukvReference:
         per_frame = self.manifest["vision"]["tokens_per_frame"]
         init_len = self.init.get_seq_length()
         for b in range(features.shape[0] // g):
-            with torch.no_grad():
-                out = self.forward(features[b * g:(b + 1) * g][None], copy.deepcopy(self.init), attentions=True)
+            out = self.forward(features[b * g:(b + 1) * g][None], copy.deepcopy(self.init), attentions=True)
             kvs = [(layer.keys[:, :, init_len:], layer.values[:, :, init_len:]) for layer in out.past_key_values.layers]
             scores = compute_token_importance(out.attentions, kvs[-1][0], init_len, "last", "attention_fft_weighted",
                                               "fft", self.s["alpha"][g])
