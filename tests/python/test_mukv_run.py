@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-TIMES = [9.0, 15.0, 97.0]  # 5, 8 and 49 frames at 0.5 fps
+TIMES = [9.0, 15.0, 97.0]  # 4, 7 and 48 frames at 0.5 fps: [0, int(t·fps))
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_budgets_causality_and_carried_leftovers_in_the_records(setup, svqa_bin)
     for i, t in enumerate(TIMES):
         rec = recs[f"q{i}"]
         frames = rec["frames_encoded"]
-        assert frames == int(t // 2) + 1
+        assert frames == int(t * 0.5)
         for layer in rec["retrieved"]:
             assert layer == rec["retrieved"][0]  # the same blocks in every layer
             for block in layer:
@@ -66,10 +66,10 @@ def test_dropped_leftovers_leave_the_segment_view(setup, svqa_bin):
     root, export = setup
     recs = run(svqa_bin, root, export, "drop")
     # As the reference, segments restart at every encode chunk (stream.chunk_frames 6 here, the reference's 64)
-    # and a chunk's frames short of a segment are dropped: q0 (frames 0-4, one chunk) drops frame 4; q1
-    # (frames 5-7) drops all three; q2 (frames 8-48: six chunks of 6, one of 5) keeps one segment per chunk
-    # and drops 2 · 6 + 1 frames (carried across chunks instead, frames 8-47 would make 10 segments).
-    expected = [(1, 0, 1), (1, 0, 4), (8, 0, 17)]
+    # and a chunk's frames short of a segment are dropped: q0 (frames 0-3, one chunk) drops none; q1
+    # (frames 4-6) drops all three; q2 (frames 7-47: six chunks of 6, one of 5) keeps one segment per chunk
+    # and drops 2 · 6 + 1 frames (carried across chunks instead, frames 7-46 would make 10 segments).
+    expected = [(1, 0, 0), (1, 0, 3), (8, 0, 16)]
     for i, (segments, awaiting, dropped) in enumerate(expected):
         rec = recs[f"q{i}"]
         assert rec["memory"]["by_granularity"]["segment"]["tokens"] == 627 * segments
