@@ -322,6 +322,20 @@ TEST_CASE("semi-hierarchical rerank: a segment matching the question lifts a fra
   const int64_t g_out = add(frames_only, Granularity::Frame, 5, 5, {0.8f, -0.6f, 0, 0});
   o.mode = "semi_hierarchical";
   CHECK(mukv_select(q, frames_only, 0, o).ids == std::vector<int64_t>{g_out, g_in});
+
+  // The context is the best 5 of the SHORTLISTED segments (over_retrieve · k_segment = 2 here, the
+  // reference's coarse candidates), not of all stored ones: S3 (far from the question, third) stays
+  // out of it. With S3 in the context (the old rule) F_a, which looks like S3, would win
+  // (0.7·0.75 + 0.3·0.872 = 0.787 vs 0.751); without it F_b does (0.781 vs 0.717).
+  MemoryBank three({1, at::kCPU, -1, ""});
+  const int64_t t1 = add(three, Granularity::Segment, 0, 3, {0.9f, 0.436f, 0, 0});
+  add(three, Granularity::Segment, 4, 7, {0.8f, 0.6f, 0, 0});
+  add(three, Granularity::Segment, 8, 11, {0.1f, 0, 0.995f, 0});
+  add(three, Granularity::Frame, 9, 9, {0.75f, 0, 0.661f, 0});  // F_a
+  const int64_t f_b = add(three, Granularity::Frame, 1, 1, {0.7f, 0.714f, 0, 0});
+  MukvRetrievalOptions r;  // the reference's λ 0.3, over_retrieve 2, context_segments 5
+  r.blocks = {0, 1, 1};
+  CHECK(mukv_select(q, three, 0, r).ids == std::vector<int64_t>{f_b, t1});
 }
 
 }  // namespace svqa

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cli/builtin_registries.h"
+#include "core/engine/strategy.h"
 #include "tests/test_registries.h"
 
 namespace svqa {
@@ -72,9 +73,16 @@ TEST_CASE("built-in registries hold at least what the issues built so far", "[re
     }
   };
   holds(reg.backbone.names(), {"torchscript"});
-  holds(reg.encoding.names(), {"mukv_multigrain", "rekv_sliding_window", "streamkv_segments"});
-  holds(reg.retrieval.names(), {"external", "full_context", "internal", "mukv_semi_hierarchical", "recent",
-                                "streamkv_layer_adaptive", "uniform"});
+  holds(reg.encoding.names(), {"fresh_frames", "mukv_multigrain", "rekv_sliding_window", "streamkv_segments"});
+  // The in-bank baselines' old names are refused with the new name, not taken as aliases.
+  for (const auto& [old_name, new_name] : {std::pair{"uniform", "bank_uniform"}, std::pair{"recent", "bank_recent"}}) {
+    const std::string line = reg.retrieval.unknown_name_message(old_name);
+    CHECK(line.rfind(std::string("retrieval strategy '") + old_name + "' was renamed '" + new_name + "': ", 0) == 0);
+    CHECK(line.find("fresh_frames") != std::string::npos);
+    CHECK_THROWS_WITH(reg.retrieval.create(old_name, std::any{}), line);
+  }
+  holds(reg.retrieval.names(), {"bank_recent", "bank_uniform", "external", "full_context", "internal",
+                                "mukv_semi_hierarchical", "streamkv_layer_adaptive"});
   holds(reg.benchmark.names(), {"cgbench", "egoschema", "lvbench", "mlvu", "rvs_ego", "rvs_movie", "stream_list",
                                 "streamingbench", "videomme"});
 }

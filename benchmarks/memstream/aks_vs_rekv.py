@@ -5,7 +5,7 @@ encode frames/s, on one export and one synthetic stream.
         [--n-local 2000] [--set runtime.device=cuda --set runtime.dtype=bfloat16]
 
 `svqa run` once per method (ReKV's sliding window; AKS at ×4 and ×16; the same window of n_local
-stream tokens) with a question every `--every` seconds (`recent` retrieval, one new token: the
+stream tokens) with a question every `--every` seconds (`bank_recent` retrieval, one new token: the
 answering is not what is measured). From each run's predictions.jsonl: window tokens =
 `extra.<encoder>.window_tokens` at every question (layer 0; the sinks count while they are in the window),
 encode frames/s = Σ encode_frames / Σ encode_s. Without --export it makes the tiny random Qwen2.5-VL
@@ -71,7 +71,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="runs per method, interleaved; frames/s is their median")
     a = ap.parse_args()
     out, export = synthetic_stream(a, "qwen2_5_vl", ["red", "green"])
-    retrieval = "{type: recent, options: {retrieve_size: 4}}"
+    retrieval = "{type: bank_recent, options: {retrieve_size: 4}}"
     runs = {label: [] for label, _ in METHODS}
     for _ in range(a.repeats):  # interleaved, so a load spike on a shared machine hits every method alike
         for label, encoding in METHODS:

@@ -7,7 +7,7 @@
 //     options: {retrieve_size: 32}       # deep-merged into the base's retrieval.options
 //   encoding:
 //     _delete_: true                     # replace the base's whole encoding section
-//     type: recent
+//     type: bank_recent
 
 #include <string>
 #include <vector>
@@ -28,7 +28,7 @@ ConfigNode merge_config(ConfigNode base, const ConfigNode& over);
 void apply_override(ConfigNode& root, const std::string& assignment);
 // Whether a dotted key is a component's type ("retrieval.type").
 bool sets_component_type(const std::string& key);
-// Applies every override, those that set a component's type (`retrieval.type=recent`) first, so
+// Applies every override, those that set a component's type (`retrieval.type=bank_recent`) first, so
 // the `retrieval.options.*` overrides given with them apply on top of the new type's defaults in
 // whatever order they were written.
 void apply_overrides(ConfigNode& root, const std::vector<std::string>& assignments);

@@ -43,6 +43,7 @@ struct StreamOptions {
   int64_t ram_budget_mb = -1;
   std::string spill_dir;
   std::string protocol = "streaming";
+  int64_t min_video_frames = 0;
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
     s.field("frames_before_question", &StreamOptions::frames_before_question,
@@ -86,6 +87,11 @@ struct StreamOptions {
             "streaming: encode each stream once, questions in time order; reencode_per_question: a fresh memory "
             "encoded from frame 0 for every question (StreamKV's reference protocol, O(questions × length))")
         .one_of({"streaming", "reencode_per_question"});
+    s.field("min_video_frames", &StreamOptions::min_video_frames,
+            "a stream whose video has fewer sampled frames (as the source states them) is skipped, each of its "
+            "questions an error record saying so (MuKV's reference skips videos under 15); 0: none skipped")
+        .min(0)
+        .max(1000000);
   }
 };
 

@@ -21,6 +21,19 @@ std::string fnv1a_hex(const std::string& text) {
   return std::string(buf, 12);
 }
 
+// The axis whose values are files each run starts from (a method's preset), under the file itself.
+constexpr const char* kBaseAxis = "_base_";
+
+// Run config = preset `value` (relative to the grid file), with the grid file's own settings over it.
+ConfigNode over_preset(const ConfigNode& value, const ConfigNode& own, const std::string& origin, size_t index) {
+  const std::string at = std::string("grid.axes.") + kBaseAxis + "[" + std::to_string(index) + "]";
+  if (!value.is_scalar()) throw ConfigError(value.loc, at, "expected the path of a YAML file, got " + value.describe());
+  const std::filesystem::path path = (std::filesystem::path(origin).parent_path() / value.scalar).lexically_normal();
+  if (!std::filesystem::is_regular_file(path))
+    throw ConfigError(value.loc, at, "file not found: '" + value.scalar + "' (looked for " + path.string() + ")");
+  return merge_config(load_config(path.string()), own);
+}
+
 // One value of an axis: what is set, and how run names show it.
 struct AxisValue {
   ConfigNode value;
@@ -119,6 +132,8 @@ Axis read_axis(const ConfigEntry& a, bool distinct) {
                           "expected a name of letters, digits and _ . + - (it names the run's directory), got " +
                               label->describe());
       v = {*value, label->scalar, true, ""};
+    } else if (item.is_scalar() && a.key == kBaseAxis) {  // a preset file: the run is named by its stem
+      v = {item, safe_path_component(std::filesystem::path(item.scalar).stem().string()), true, ""};
     } else if (item.is_scalar()) {  // a safe path component ("a/../../x" → "a_.._.._x"): the folder stays in the grid's
       v.shown = safe_path_component(item.scalar);
     } else if (const ConfigNode* type = item.is_map() ? item.find("type") : nullptr; type && type->is_scalar()) {
@@ -232,10 +247,14 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
     GridRun run;
     run.config = root;
     run.name = base_name;
-    // Axes that set a component's type first: the others' options then apply on top of its defaults.
+    // A preset first (the file's own keys over it), then axes that set a component's type: the
+    // others' options then apply on top of its defaults.
+    for (size_t k = 0; k < combo.size(); ++k)
+      if (axis_list[k].key == kBaseAxis) run.config = over_preset(axis_list[k].values[combo[k]].value, run.config, origin, combo[k]);
     for (const bool types : {true, false})
       for (size_t k = 0; k < combo.size(); ++k) {
         const auto& axis = axis_list[k];
+        if (axis.key == kBaseAxis) continue;
         if (sets_component_type(axis.key) == types)
           set_config_value(run.config, axis.key, axis.values[combo[k]].value, origin + ": grid.axes." + axis.key);
       }

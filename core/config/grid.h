@@ -6,9 +6,11 @@
 //     mode: product                          # or zip (axes of equal length, taken together)
 //     axes:
 //       retrieval.options.retrieve_size: [4, 8]
-//       retrieval: [{type: internal}, {type: recent, options: {retrieve_size: 8}}]
+//       retrieval: [{type: internal}, {type: bank_recent, options: {retrieve_size: 8}}]
 //       retrieval.options.lambda: [{label: lam5, value: 0.5}, {label: lam9, value: 0.9}]
 //
+// An axis `_base_` lists files (relative to this one, e.g. method presets): each run starts from
+// one of them, with the file's own keys merged over it, and is named by the file's stem.
 // Each run is the file without `grid:`, with one value per axis set (a whole section replaces
 // the base's). Its name lists the settings: `key=value` (the key's shortest dotted suffix no other
 // axis has; a section shown by its type), or a value's label alone; two runs never get the same
@@ -25,7 +27,7 @@
 namespace svqa {
 
 struct GridRun {
-  std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=recent__lam5"
+  std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=bank_recent__lam5"
   std::vector<std::pair<std::string, std::string>> settings;  // (dotted key, value shown: its label if it has one)
   ConfigNode config;                                         // resolved, without `grid:`, `name` set
   std::string hash;                                          // 12 hex digits of FNV-1a over the config's YAML

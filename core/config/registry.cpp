@@ -30,7 +30,13 @@ std::vector<std::string> RegistryBase::names() const {
   return out;
 }
 
+void RegistryBase::retire(std::string name, std::string replacement, std::string why) {
+  retired_.push_back({std::move(name), std::move(replacement), std::move(why)});
+}
+
 std::string RegistryBase::unknown_name_message(const std::string& name) const {
+  for (const auto& r : retired_)
+    if (r.name == name) return kind_ + " '" + name + "' was renamed '" + r.replacement + "': " + r.why;
   const std::vector<std::string> known = names();
   std::string list;
   for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;

@@ -49,15 +49,23 @@ class RegistryBase {
   const RegistryEntryInfo* find_info(const std::string& name) const;
   std::vector<const RegistryEntryInfo*> infos() const;  // sorted by name
   std::vector<std::string> names() const;
-  // "unknown retrieval strategy 'internl' (did you mean 'internal'?); known: external, internal"
+  // "unknown retrieval strategy 'internl' (did you mean 'internal'?); known: external, internal";
+  // for a retired name, "retrieval strategy 'uniform' was renamed 'bank_uniform': <why>".
   std::string unknown_name_message(const std::string& name) const;
+  // A name no longer registered, refused with the one that replaced it and why (not an alias: a
+  // config naming it would silently mean something else than its readers expect).
+  void retire(std::string name, std::string replacement, std::string why);
 
  protected:
   void add_info(RegistryEntryInfo info);  // throws RegistryError on a duplicate name
 
  private:
+  struct Retired {
+    std::string name, replacement, why;
+  };
   std::string kind_;
   std::vector<RegistryEntryInfo> infos_;
+  std::vector<Retired> retired_;
 };
 
 template <class Product, class... Args>

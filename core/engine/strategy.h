@@ -33,6 +33,14 @@ class EncodingStrategy {
   virtual void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
     (void)backbone, (void)question, (void)bank;
   }
+  // Whether encode() reads the units' visual tokens; false (fresh_frames, which runs vision on the frames
+  // it feeds at the question) spares the vision tower while the stream plays: units come with their
+  // frames, pixels, spans and positions, and undefined tokens.
+  virtual bool needs_visual_tokens() const { return true; }
+  // A bank built for the current question by before_question (fresh_frames: its N frames prefilled
+  // afresh), answered from instead of the stream's; the time before_question took is then part of
+  // the question's time to first token. nullptr: the stream's bank.
+  virtual const MemoryBank* question_bank() const { return nullptr; }
   // Fields of its own for the question's record, written under "extra" in predictions.jsonl
   // (key them by the strategy's name). Called after the question is answered.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }

@@ -42,7 +42,8 @@ void wrap_in_frame_prompt(Backbone& backbone, VisualUnit& unit, const at::Tensor
 
 }  // namespace
 
-std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int64_t video_start, int64_t next_free) {
+std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int64_t video_start, int64_t next_free,
+                                              bool with_tokens) {
   if (count <= 0 || count % frames_per_unit_)
     throw std::invalid_argument("visual units: " + std::to_string(count) + " frames is not a multiple of " +
                                 std::to_string(frames_per_unit_));
@@ -53,14 +54,19 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
                             std::to_string(frames_.first + frames_.rgb.size(0)) + ")");
   const auto rgb = frames_.rgb.narrow(0, first - frames_.first, count);
   const VisualInput input = preprocess_frames(rgb, m.image, clip_frames_ > 0 ? std::max(clip_frames_, count) : 0);
-  const VisualFeatures features = backbone_.encode_visual(input);
+  const VisualFeatures features = with_tokens ? backbone_.encode_visual(input) : VisualFeatures{};
   const at::Tensor& tokens = features.tokens;
-  const int64_t units = count / frames_per_unit_, per_unit = tokens.size(0) / units;
+  const int64_t units = count / frames_per_unit_;
+  const int64_t merge = m.vision.spatial_merge_size;  // tokens per unit as the vision tower would give them
+  const int64_t per_unit = tokens.defined() ? tokens.size(0) / units
+                           : m.architecture == Architecture::LlavaOnevision
+                               ? m.vision.tokens_per_frame
+                               : input.grid_thw[1] * input.grid_thw[2] / (merge * merge);
   std::vector<VisualUnit> out;
   int64_t next = next_free;  // Qwen3-VL: units follow one another like text
   for (int64_t u = 0; u < units; ++u) {
     VisualUnit unit;
-    unit.tokens = tokens.narrow(0, u * per_unit, per_unit);
+    if (tokens.defined()) unit.tokens = tokens.narrow(0, u * per_unit, per_unit);
     unit.rgb = rgb.narrow(0, u * frames_per_unit_, frames_per_unit_);
     unit.first_frame = first + u * frames_per_unit_;
     unit.last_frame = unit.first_frame + frames_per_unit_ - 1;

@@ -28,7 +28,8 @@ class VisualUnitMaker {
   // stream as one video starting at `video_start` (Qwen2.5-VL): temporal patch k at
   // t = video_start + ⌊k · tokens_per_second · temporal_patch_size / fps⌋, h and w from video_start;
   // Qwen3-VL: from `next_free`, unit after unit, each as get_rope_index places text and a patch.
-  std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free);
+  // Without `tokens` the vision tower is not run (the units' tokens stay undefined).
+  std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free, bool tokens = true);
 
  private:
   Backbone& backbone_;

@@ -43,6 +43,12 @@ std::string prompt_for(const QuestionStep& step, const Question& q) {
   return prompt + step.benchmark.answer_prefix(q);
 }
 
+// The bank the question is answered from: the encoder's own for this question, else the stream's.
+const MemoryBank& answered_bank(const QuestionStep& step, StreamEncoding& stream) {
+  const MemoryBank* own = step.encoder.question_bank();
+  return own ? *own : stream.bank();
+}
+
 // What every record says of its question.
 PredictionRecord question_record(const std::string& stream_id, const Question& q) {
   PredictionRecord r;
@@ -90,7 +96,6 @@ void replay_answered(const QuestionStep& step, StreamEncoding& stream, const Que
 
 PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                             const Question& q, const StreamEncoding::Step& encoding) {
-  MemoryBank& bank = stream.bank();
   const QuestionInfo info{q.id, q.text, q.time};
   Answer a;
   double told_s = 0;  // what the encoder did when told of the question (StreamKV encodes its open segment)
@@ -100,7 +105,8 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     AnswerOptions options = step.options;
     options.max_new_tokens = answer_length(step.options.max_new_tokens, q);
-    a = answer_question(step.backbone, step.encoder, bank, step.retrieval, info, prompt_for(step, q), options);
+    a = answer_question(step.backbone, step.encoder, answered_bank(step, stream), step.retrieval, info, prompt_for(step, q),
+                        options);
   } catch (const EnvironmentError&) {  // the machine's failure: no record, the run stops, a rerun retries
     throw;
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
@@ -109,6 +115,10 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     return error_record(stream_id, q, e.what());
   }
 
+  const MemoryBank& bank = answered_bank(step, stream);
+  // Context built at the question (fresh_frames' vision and prefill) is on the way to the first token;
+  // work the encoder finished then (StreamKV's open segment) is encoding.
+  const bool built_at_question = step.encoder.question_bank() != nullptr;
   PredictionRecord r = question_record(stream_id, q);
   r.options = q.options;
   r.reference = q.answer;
@@ -125,8 +135,9 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     }
   r.context_tokens = a.context_tokens;
   r.frames_encoded = stream.encoded();
-  r.timing = RecordTiming{encoding.seconds + told_s, encoding.frames, a.retrieve_seconds, a.prefill_seconds, a.decode_seconds,
-                          a.retrieve_seconds + a.prefill_seconds};
+  r.timing = RecordTiming{encoding.seconds + (built_at_question ? 0 : told_s), encoding.frames, a.retrieve_seconds,
+                          a.prefill_seconds, a.decode_seconds,
+                          a.retrieve_seconds + a.prefill_seconds + (built_at_question ? told_s : 0)};
   std::tie(r.timing->load_1m, r.timing->cpus) = machine_load();
   r.memory = record_memory(bank.accounting());
   // Scores as (block start s, score) in block order, 5 significant digits.

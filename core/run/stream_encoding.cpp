@@ -40,7 +40,7 @@ StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& 
     const Frames chunk = frames_->read(count);
     video_end_ = chunk.timestamps.back() + 1.0 / chunk.fps;
     VisualUnitMaker units(backbone_, chunk, frames_->expected_frames());
-    const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position());
+    const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position(), encoder_.needs_visual_tokens());
     encoder_.encode(backbone_, batch, bank_);
     for (const auto& u : batch) retrieval_.observe(u);
     encoded_ += count;

@@ -105,6 +105,14 @@ class StreamRunner {
         if (!done(q)) record(error_record(stream.id, q, e.what()));
       return;
     }
+    if (const int64_t least = cfg_.header.stream.min_video_frames; frames->expected_frames() < least) {
+      for (const auto& q : questions)  // as MuKV's reference driver, which logs and skips such a video
+        if (!done(q))
+          record(error_record(stream.id, q, fmt::format("skipped: the video has {} frames at {} fps, fewer than "
+                                                        "stream.min_video_frames ({})",
+                                                        frames->expected_frames(), cfg_.header.stream.fps, least)));
+      return;
+    }
     // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
     // reference protocol): a fresh memory encoded from frame 0 for every question.
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";

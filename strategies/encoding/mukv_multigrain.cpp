@@ -50,8 +50,9 @@ void MukvOptions::declare(Schema<MukvOptions>& s) {
           "and the kept tokens of the earlier blocks of its granularity (the paper's wording)")
       .one_of({"isolated", "same_granularity"});
   s.field("segment_leftovers", &MukvOptions::segment_leftovers,
-          "frames of an unfinished segment when a question comes: carry them into the next segment, or drop "
-          "them from the segment view (the reference, which encodes each question's new frames in one call)")
+          "frames short of a segment at the end of an encode chunk (stream.chunk_frames, the reference's 64) or "
+          "when a question comes: drop them from the segment view (the reference: segments restart at every "
+          "encode chunk), or carry them into the next segment")
       .one_of({"carry", "drop"});
   s.field("keep_ratio", &MukvOptions::keep_ratio, "ρ per granularity: share of tokens each block keeps");
   s.field("alpha", &MukvOptions::alpha, "α per granularity: attention's weight in the fused token score");
@@ -168,6 +169,16 @@ void MukvMultigrain::encode(Backbone& backbone, const std::vector<VisualUnit>& u
     pending_frames_ += unit.last_frame - unit.first_frame + 1;
     if (pending_frames_ >= options_.segment_frames) encode_segment(backbone, bank);
   }
+  // The reference cuts segments inside each encode chunk (`encode_video(..., encode_chunk_size=64)`:
+  // tokens [b·784, (b+1)·784) of the chunk), so a chunk's last frames short of a segment are lost.
+  drop_leftovers();
+}
+
+void MukvMultigrain::drop_leftovers() {
+  if (options_.segment_leftovers != "drop") return;
+  dropped_frames_ += pending_frames_;
+  pending_.clear();
+  pending_frames_ = 0;
 }
 
 void MukvMultigrain::encode_segment(Backbone& backbone, MemoryBank& bank) {
@@ -220,10 +231,7 @@ void MukvMultigrain::prefill(Backbone& backbone, const std::vector<BlockInput>& 
 
 void MukvMultigrain::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
   (void)backbone, (void)question, (void)bank;
-  if (options_.segment_leftovers != "drop") return;
-  dropped_frames_ += pending_frames_;
-  pending_.clear();
-  pending_frames_ = 0;
+  drop_leftovers();
 }
 
 PositionPolicy MukvMultigrain::position_policy() const {

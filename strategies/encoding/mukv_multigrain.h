@@ -47,7 +47,7 @@ struct MukvOptions {
   std::string patch_layout = "bands";
   int64_t segment_frames = 4;
   std::string context = "isolated";
-  std::string segment_leftovers = "carry";
+  std::string segment_leftovers = "drop";
   MukvKeepRatios keep_ratio;
   MukvAlphas alpha;
   std::string importance = "fused";
@@ -80,6 +80,8 @@ class MukvMultigrain final : public EncodingStrategy {
   // Prefills blocks in the configured context and adds them to the bank.
   void prefill(Backbone& backbone, const std::vector<BlockInput>& blocks, MemoryBank& bank);
   void encode_segment(Backbone& backbone, MemoryBank& bank);
+  // segment_leftovers: drop — the frames short of a segment leave the segment view.
+  void drop_leftovers();
   // Token indices of the unit's four patches (bands or quadrants of its row-major grid).
   std::vector<at::Tensor> patch_indices(const VisualUnit& unit) const;
   // The same over the unit's n visual tokens, indices from 0.

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "strategies/encoding/fresh_frames.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
@@ -20,6 +21,9 @@ void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
       [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE);
   registry.add<MemstreamAksOptions>("memstream_aks", "Mem-Stream: ReKV's window thinned by Adaptive Key Selection",
       [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE);
+  registry.add<FreshFramesOptions>("fresh_frames",
+      "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
+      [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE);
 }
 
 }  // namespace svqa

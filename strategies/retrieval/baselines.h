@@ -1,6 +1,7 @@
 #pragma once
-// Baselines that choose blocks by time alone: every block a layer stores (the full-context
-// reference), or k of its frame blocks evenly spread over the past, or its last k.
+// Baselines that choose blocks of the stream's bank by time alone: every block a layer stores (the
+// full-context reference), or k of its frame blocks evenly spread over the past (bank_uniform), or
+// its last k (bank_recent). The papers' no-memory baselines are strategies/encoding/fresh_frames.h.
 
 #include <cstdint>
 #include <string>
@@ -29,6 +30,8 @@ class TimeBaseline final : public RetrievalStrategy {
   enum class Rule { All, Uniform, Recent };
   TimeBaseline(Rule rule, int64_t frames) : rule_(rule), frames_(frames) {}
   std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) override;
+  // Chosen by time alone: the question is not run through the retrieval pass (it would only cost time).
+  bool selects_per_layer() const override { return false; }
 
  private:
   Rule rule_;

@@ -45,7 +45,10 @@ MukvSelection mukv_select(const at::Tensor& query, const MemoryBank& bank, int64
     return g == Granularity::Patch ? o.blocks.patch : g == Granularity::Frame ? o.blocks.frame : o.blocks.segment;
   };
   const auto seg = static_cast<size_t>(Granularity::Segment);
-  const auto best_segments = top_rows(s, rows[seg], o.context_segments);
+  // The best `context_segments` of the segments shortlisted (over_retrieve · k_segment), as the reference
+  // (model/mukv_rerank.py, _rerank_with_context: top-N of the coarse candidates): fewer than N when
+  // the shortlist is shorter, never a segment outside it.
+  const auto best_segments = top_rows(s, top_rows(s, rows[seg], o.over_retrieve * o.blocks.segment), o.context_segments);
 
   std::vector<double> score = s;  // reranked where the mode says
   if (o.mode == "semi_hierarchical") {

@@ -4,7 +4,8 @@
 // last-layer key of its last token, rotated; the paper: its mean last-layer query), scored by
 // cosine against each block's representative (mukv_multigrain's mean kept key). Per granularity
 // the top over_retrieve·k_g are candidates; semi-hierarchical rerank (paper Eq. 8): with c the mean
-// representative of the best `context_segments` segments, a frame/patch candidate's score becomes
+// representative of the best `context_segments` of the over_retrieve·k_segment shortlisted segments
+// (the reference's coarse candidates), a frame/patch candidate's score becomes
 // (1 − λ_g)·s + λ_g·cos(r, c); the top k_g of each granularity are kept. `parallel` keeps the top
 // k_g by s; `hierarchical` takes frames/patches only from inside the best segments (paper Table 7).
 // The same blocks at every layer, ordered patch, frame, segment, each by descending score.
@@ -58,7 +59,8 @@ struct MukvRetrievalOptions {
             "candidates per granularity before the rerank, as a multiple of k (reference 2)")
         .min(1);
     s.field("context_segments", &MukvRetrievalOptions::context_segments,
-            "N: best segments whose mean representative is the rerank context (reference rerank_top_n 5)")
+            "N: best of the over_retrieve·k_segment shortlisted segments whose mean representative is the rerank "
+            "context (reference rerank_top_n 5)")
         .min(1);
     s.field("query", &MukvRetrievalOptions::query,
             "last_key: the last question token's last-layer key (reference); mean_query: the mean last-layer "

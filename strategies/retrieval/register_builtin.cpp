@@ -24,13 +24,22 @@ void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
       [](const RrfMixtureOptions& o) { return std::make_unique<RrfMixture>(o); }, SVQA_HERE);
   registry.add<FullContextOptions>("full_context", "every block at every layer: the full-context reference",
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE);
-  registry.add<FrameCountOptions>("uniform", "k frame blocks evenly spread over the past",
+  registry.add<FrameCountOptions>("bank_uniform",
+      "k frame blocks of the stream's bank evenly spread over the past (not the papers' uniform-sampling baseline: encoding fresh_frames)",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.retrieve_size); }, SVQA_HERE);
   registry.add<StreamkvRetrievalOptions>("streamkv_layer_adaptive",
       "StreamKV: probe pass, then layer-adaptive counts per layer (recent blocks plus the best older ones)",
       [](const StreamkvRetrievalOptions& o) { return std::make_unique<StreamkvLayerAdaptive>(o); }, SVQA_HERE);
-  registry.add<FrameCountOptions>("recent", "the last k frame blocks",
+  registry.add<FrameCountOptions>("bank_recent",
+      "the last k frame blocks of the stream's bank (not SimpleStream's recent frames: encoding fresh_frames)",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Recent, o.retrieve_size); }, SVQA_HERE);
+  // The old names read as the papers' no-memory baselines, which they are not.
+  registry.retire("uniform", "bank_uniform",
+                  "it picks blocks of the stream's sliding-window bank; the papers' uniform sampling (the plain model "
+                  "on N frames of [0, t]) is encoding fresh_frames with sampling: uniform and retrieval full_context");
+  registry.retire("recent", "bank_recent",
+                  "it picks the last blocks of the stream's sliding-window bank; SimpleStream's baseline (the plain "
+                  "model on the last N frames) is encoding fresh_frames with sampling: recent and retrieval full_context");
 }
 
 }  // namespace svqa

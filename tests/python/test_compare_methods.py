@@ -5,6 +5,7 @@ accuracy-vs-tokens plots. The file itself is used, with its paths and sizes scal
 
 import csv
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -36,6 +37,26 @@ def point_to_tiny(node, pe_core):
             point_to_tiny(value, pe_core)
 
 
+def scaled_presets(root, out, pe_core):
+    """experiments/methods/ copied to `out`, every preset scaled to the tiny exports."""
+    out.mkdir()
+    for preset in (root / "experiments/methods").glob("*.yaml"):
+        node = yaml.safe_load(preset.read_text())
+        point_to_tiny(node, pe_core)
+        (out / preset.name).write_text(yaml.safe_dump(node))
+    return out
+
+
+def method_of(presets, name):
+    """'encoding + retrieval' of a preset, following its _base_ chain, as the report's method column says."""
+    node = yaml.safe_load((presets / name).read_text())
+    types = method_of(presets, node["_base_"]) if "_base_" in node else {}
+    for section in ("encoding", "retrieval"):
+        if section in node:
+            types[section] = node[section]["type"]
+    return types
+
+
 def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, root, svqa_bin, tiny_export):
     """...and the report shows display names in the grid's order, in tables (the LaTeX one compiles)
     and in figures whose labels are all there and never overlap."""
@@ -52,18 +73,23 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
              "answer": "red"} for i, t in enumerate(times)]})
     (tmp_path / "streams.json").write_text(json.dumps({"streams": streams}))
 
+    # The file itself, its presets scaled beside it (the grid names them relative to the file).
+    presets = scaled_presets(root, tmp_path / "methods", pe_core)
     config = yaml.safe_load((root / "experiments/compare_methods.yaml").read_text())
     point_to_tiny(config, pe_core)
     config.update(runtime={"device": "cpu", "dtype": "float32", "threads": 2, "seed": 0},
-                  backbone={"type": "torchscript", "options": {"export": str(tiny_export("qwen2_5_vl"))}},
+                  backbone={"type": "torchscript", "options": {"export": str(tiny_export("llava_onevision"))}},
                   benchmark={"type": "stream_list", "options": {"annotations": str(tmp_path / "streams.json")}},
                   output={"dir": str(tmp_path / "results")})
     config["stream"]["max_new_tokens"] = 2
     (tmp_path / "compare_methods.yaml").write_text(yaml.safe_dump(config))
-    methods = [f"{e['type']} + {r['type']}" for e, r in zip(config["grid"]["axes"]["encoding"],
-                                                            config["grid"]["axes"]["retrieval"])]
-    assert len(set(methods)) == len(methods) >= 7
-    assert {"streamkv_segments + streamkv_layer_adaptive", "mukv_multigrain + mukv_semi_hierarchical"} <= set(methods)
+    chosen = config["grid"]["axes"]["_base_"]
+    assert len(chosen) >= 9 - 2  # ReKV, Mem-Stream, StreamKV, MuKV, full context and the two baselines
+    types = [method_of(presets, pathlib.Path(p).name) for p in chosen]
+    methods = [f"{t['encoding']} + {t['retrieval']}" for t in types]
+    assert {"rekv_sliding_window + internal", "memstream_aks + rrf_mixture", "streamkv_segments + streamkv_layer_adaptive",
+            "mukv_multigrain + mukv_semi_hierarchical"} <= set(methods)
+    assert methods.count("fresh_frames + full_context") == 2  # uniform sampling and recent frames
 
     r = subprocess.run([svqa_bin, "grid", tmp_path / "compare_methods.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr + r.stdout
@@ -93,18 +119,28 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     assert any(h < r["memory"]["tokens"] for h, r in zip(held, streamkv))  # some frames were dropped in some layers
     markdown = (out / "report.md").read_text()
     assert "| memory tokens | inference tokens | memory GB/h | encode fps | TTFT s |" in markdown
-    labels = config["grid"]["axes"]["label"]
-    assert sorted(row["label"] for row in rows) == sorted(labels)  # display names, not registry ids
+    # Display names, not registry ids: each preset's `label`, rows in the grid's order.
+    labels = [yaml.safe_load((presets / pathlib.Path(p).name).read_text())["label"] for p in chosen]
+    assert sorted(row["label"] for row in rows) == sorted(labels)
     rows_at = [markdown.index(f"| {label} |") for label in labels]
-    assert rows_at == sorted(rows_at)  # the grid's order
+    assert rows_at == sorted(rows_at)
+    # Both baselines are rows of their own: the N frames fed at each question are their memory.
+    for name, sampling in (("fresh_uniform", "uniform"), ("fresh_recent", "recent")):
+        recs = [json.loads(line) for p in (tmp_path / "results").glob(f"compare_methods/*__{name}-*/predictions.jsonl")
+                for line in p.read_text().splitlines()]
+        assert len(recs) == 4, name
+        for rec in recs:
+            assert rec["extra"]["fresh_frames"]["sampling"] == sampling
+            assert rec["memory"]["blocks"] == len(rec["extra"]["fresh_frames"]["frames_fed"]) == 4
+    assert sum(row["run"].endswith(("__fresh_uniform", "__fresh_recent")) for row in rows) == 2
     check_figures(out, labels)
     check_latex_compiles(out, tmp_path)
     # The expert scores of Mem-Stream's mixture and the windows' sizes are in its records.
-    mixture = next((tmp_path / "results").glob("compare_methods/*rrf_mixture*/predictions.jsonl"))
+    mixture = next((tmp_path / "results").glob("compare_methods/*__memstream-*/predictions.jsonl"))
     rec = json.loads(mixture.read_text().splitlines()[-1])
     experts = rec["extra"]["expert_scores"]
     assert len(experts["internal"]) == len(rec["retrieval_scores"]) == rec["memory"]["blocks"]
     assert len(experts["external"]) == rec["memory"]["blocks"]
-    rekv = next((tmp_path / "results").glob("compare_methods/*internal*/predictions.jsonl"))
+    rekv = next((tmp_path / "results").glob("compare_methods/*__rekv-*/predictions.jsonl"))
     dense = json.loads(rekv.read_text().splitlines()[-1])["extra"]["rekv_sliding_window"]["window_tokens"]
     assert 0 < rec["extra"]["memstream_aks"]["window_tokens"] < dense  # AKS thins the window ReKV keeps whole

@@ -60,7 +60,7 @@ output: {{dir: {root / 'results'}}}
 grid:
   mode: product
   axes:
-    retrieval: [{{type: internal}}, {{type: recent}}]
+    retrieval: [{{type: internal}}, {{type: bank_recent}}]
     retrieval.options.retrieve_size: [2, 4]
 """)
     return root
@@ -80,7 +80,7 @@ def test_list_names_runs_and_shards_partition_them(grid, svqa_bin):
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 4
     assert "ablation__retrieval=internal__retrieve_size=2-" in lines[0]
-    assert "ablation__retrieval=recent__retrieve_size=4-" in lines[3]
+    assert "ablation__retrieval=bank_recent__retrieve_size=4-" in lines[3]
     mine = []
     for shard in ("0/3", "1/3", "2/3"):
         r = subprocess.run([svqa_bin, "grid", grid / "ablation.yaml", "--list", "--shard", shard], capture_output=True, text=True)
@@ -116,7 +116,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
     runs = sorted(d for d in results.iterdir() if d.is_dir())
     assert len(runs) == 4
     listing = json.loads((results / "grid.json").read_text())["runs"]  # the grid's order, for the report
-    assert listing == [f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4)]
+    assert listing == [f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_recent") for n in (2, 4)]
     expected = sorted((name, f"{name}_{k}") for name, _, times in VIDEOS for k in range(len(times)))
     for run in runs:
         records = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
@@ -130,7 +130,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
 
     stdout, rows = report(svqa_bin, results, grid / "report")
     overall = {r["run"]: r for r in rows if r["category"] == "overall"}
-    assert sorted(overall) == sorted(f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4))
+    assert sorted(overall) == sorted(f"ablation__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_recent") for n in (2, 4))
     for name, row in overall.items():
         run_dir = next(d for d in runs if d.name.startswith(name + "-"))
         records = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
@@ -148,7 +148,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
         assert float(row["ttft_s"]) == pytest.approx(statistics.median(timed), abs=1e-4)
         assert float(row["ttft_s_min"]) == pytest.approx(min(timed), abs=1e-4) and int(row["timed_questions"]) == len(timed)
         assert row["busy"] in ("yes", "no") and int(row["cpus"]) > 0
-        assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "recent")
+        assert row["method"] == "rekv_sliding_window + " + ("internal" if "internal" in name else "bank_recent")
         assert ("retrieval_scores" in answered[0]) == ("internal" in name)
         # Per category rows add up to the overall row (one category per question here).
         per_category = [r for r in rows if r["run"] == name and r["category"] in CATEGORIES]
@@ -156,7 +156,7 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
     assert stdout.count("| rekv_sliding_window + ") == 4 and "Object Recognition %" in stdout
     assert (grid / "report" / "report.md").read_text() in stdout
     # Rows in the grid's order (first axis outermost), not by name; the settings tell a method's runs apart.
-    settings = [f"retrieval={s}, retrieve_size={n}" for s in ("internal", "recent") for n in (2, 4)]
+    settings = [f"retrieval={s}, retrieve_size={n}" for s in ("internal", "bank_recent") for n in (2, 4)]
     rows_at = [stdout.index(f"| {s} |") for s in settings]
     assert rows_at == sorted(rows_at), stdout
     figures = check_figures(grid / "report", settings)

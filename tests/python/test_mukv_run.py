@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-TIMES = [10.5, 16.5, 98.5]  # 5, 8 and 49 frames at 0.5 fps: [0, int(t·fps))
+TIMES = [9.0, 15.0, 97.0]  # 4, 7 and 48 frames at 0.5 fps: [0, int(t·fps))
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_budgets_causality_and_carried_leftovers_in_the_records(setup, svqa_bin)
     for i, t in enumerate(TIMES):
         rec = recs[f"q{i}"]
         frames = rec["frames_encoded"]
-        assert frames == int(t * 0.5)  # frames [0, int(t·fps))
+        assert frames == int(t * 0.5)
         for layer in rec["retrieved"]:
             assert layer == rec["retrieved"][0]  # the same blocks in every layer
             for block in layer:
@@ -65,9 +65,11 @@ def test_budgets_causality_and_carried_leftovers_in_the_records(setup, svqa_bin)
 def test_dropped_leftovers_leave_the_segment_view(setup, svqa_bin):
     root, export = setup
     recs = run(svqa_bin, root, export, "drop")
-    # Each question drops what waits for a segment: q0 (5 frames) frame 4; q1 (8 frames) frames 5-7;
-    # q2 (49 frames) frame 48, after frames 8-47 formed 10 segments.
-    expected = [(1, 0, 1), (1, 0, 4), (11, 0, 5)]
+    # As the reference, segments restart at every encode chunk (stream.chunk_frames 6 here, the reference's 64)
+    # and a chunk's frames short of a segment are dropped: q0 (frames 0-3, one chunk) drops none; q1
+    # (frames 4-6) drops all three; q2 (frames 7-47: six chunks of 6, one of 5) keeps one segment per chunk
+    # and drops 2 · 6 + 1 frames (carried across chunks instead, frames 7-46 would make 10 segments).
+    expected = [(1, 0, 0), (1, 0, 3), (8, 0, 16)]
     for i, (segments, awaiting, dropped) in enumerate(expected):
         rec = recs[f"q{i}"]
         assert rec["memory"]["by_granularity"]["segment"]["tokens"] == 627 * segments
@@ -77,9 +79,35 @@ def test_dropped_leftovers_leave_the_segment_view(setup, svqa_bin):
 
 def test_mukv_experiment_files_validate(svqa_bin, root):
     files = sorted((root / "experiments" / "mukv").glob("*.yaml"))
-    assert len(files) >= 12
+    assert len(files) >= 11
     for f in files:
         grid = f.name.startswith("table")  # the paper's ablation tables are grids
         r = subprocess.run([svqa_bin, "grid", f, "--list"] if grid else [svqa_bin, "validate", f],
                            cwd=root, capture_output=True, text=True)
         assert r.returncode == 0, f"{f.name}: {r.stderr}"
+
+
+def test_short_videos_are_skipped_with_a_record_that_says_so(tmp_path, svqa_bin, tiny_export):
+    """As MuKV's reference driver (videos under 15 sampled frames are skipped), never silently: each
+    question of a short stream is an error record naming the rule; a long enough stream is answered."""
+    streams = []
+    for name, seconds in (("short", 28), ("long", 32)):  # 14 and 16 frames at 0.5 fps
+        subprocess.run([svqa_bin, "make-video", tmp_path / f"{name}.avi", "--seconds", str(seconds)], check=True,
+                       capture_output=True)
+        streams.append({"id": name, "video": f"{name}.avi", "questions": [{"id": "q", "time": 20.0, "question": "?"}]})
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": streams}))
+    (tmp_path / "skip.yaml").write_text(f"""
+name: skip
+backbone: {{type: torchscript, options: {{export: {tiny_export("llava_onevision")}}}}}
+encoding: {{type: mukv_multigrain}}
+retrieval: {{type: mukv_semi_hierarchical}}
+benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
+stream: {{fps: 0.5, max_new_tokens: 2, min_video_frames: 15}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    r = subprocess.run([svqa_bin, "run", tmp_path / "skip.yaml"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    recs = {x["stream"]: x for x in map(json.loads, (tmp_path / "results/skip/predictions.jsonl").read_text().splitlines())}
+    assert recs["short"]["error"] == "skipped: the video has 14 frames at 0.5 fps, fewer than stream.min_video_frames (15)"
+    assert "error" not in recs["long"] and recs["long"]["prediction_ids"]
+    assert "1 questions errored" in r.stdout

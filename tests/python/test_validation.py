@@ -53,10 +53,10 @@ def test_set_type_gives_the_new_types_defaults(svqa_bin, root):
 def test_set_a_whole_section_as_documented(svqa_bin, root):
     # docs/configuration.md, "Overrides": the same command.
     r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
-             "--set", "retrieval={type: recent, options: {retrieve_size: 8}}")
+             "--set", "retrieval={type: bank_recent, options: {retrieve_size: 8}}")
     assert r.returncode == 0, r.stderr
     section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
-    assert "type: recent" in section and "retrieve_size: 8" in section and "similarity" not in section
+    assert "type: bank_recent" in section and "retrieve_size: 8" in section and "similarity" not in section
 
 
 def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
@@ -67,18 +67,18 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
     r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump")
     assert r.returncode == 0, r.stderr
     retrieval = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
-    assert "type: recent" in retrieval and "retrieve_size: 32" in retrieval and "similarity" not in retrieval
+    assert "type: bank_recent" in retrieval and "retrieve_size: 32" in retrieval and "similarity" not in retrieval
     encoding = r.stdout.split("encoding:")[1].split("\nretrieval:")[0]
     assert "n_local: 240" in encoding and "type: rekv_sliding_window" in encoding
 
 
 def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root):
-    # ablation.yaml: internal / uniform / recent × retrieve_size 4, 8 — one option name for every
+    # ablation.yaml: internal / bank_uniform / bank_recent × retrieve_size 4, 8 — one option name for every
     # retrieval strategy's budget, so a product grid of them is valid; its runs are named by their values.
     r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml")
     assert r.returncode == 0 and "grid of 6 runs" in r.stdout, r.stderr
     r = svqa(svqa_bin, root, "grid", "experiments/ablation.yaml", "--list")
     names = [line.split()[2] for line in r.stdout.splitlines()]
-    assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "uniform", "recent") for n in (4, 8)]
+    assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_uniform", "bank_recent") for n in (4, 8)]
     r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml")
-    assert r.returncode == 0 and "grid of 7 runs" in r.stdout, r.stderr
+    assert r.returncode == 0 and "grid of 9 runs" in r.stdout, r.stderr
