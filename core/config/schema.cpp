@@ -107,6 +107,12 @@ std::optional<std::string> read_string(const ConfigNode& n, const std::string& p
     errors.add(n.loc, path, "expected a string, got " + n.describe());
     return std::nullopt;
   }
+  const int64_t most = f.max_bytes.value_or(kDefaultMaxStringBytes);
+  if (static_cast<int64_t>(n.scalar.size()) > most) {
+    errors.add(n.loc, path, "expected a string of at most " + std::to_string(most) + " bytes, got one of " +
+                                std::to_string(n.scalar.size()));
+    return std::nullopt;
+  }
   if (!f.choices.empty()) {
     for (const auto& c : f.choices)
       if (c == n.scalar) return n.scalar;

@@ -19,7 +19,8 @@ struct RekvOptions {
   static void declare(Schema<RekvOptions>& s) {
     s.field("n_local", &RekvOptions::n_local,
             "local attention window in tokens; ReKV's default 15000 (about 76 LLaVA-OV frames)")
-        .min(1);
+        .min(1)
+        .max(kMaxTokensOption);
   }
 };
 

@@ -18,7 +18,8 @@ struct FullContextOptions {
 struct FrameCountOptions {
   int64_t frames = 64;
   static void declare(Schema<FrameCountOptions>& s) {
-    s.field("frames", &FrameCountOptions::frames, "frame blocks to take").min(1);
+    s.field("frames", &FrameCountOptions::frames, "frame blocks to take").min(1)
+        .max(kMaxBlocksOption);
   }
 };
 
