@@ -162,8 +162,8 @@ void print_fields(const std::vector<FieldInfo>& fields, const std::string& inden
     } else if (!f.pattern_doc.empty()) {
       constraint = f.pattern_doc;
     } else if (f.min || f.max) {
-      constraint = (f.min ? format_number(*f.min) : std::string("-inf")) + ".." +
-                   (f.max ? format_number(*f.max) : std::string("inf"));
+      const auto bound = [&](double v) { return f.type.find("integer") != std::string::npos ? format_bound(v) : format_number(v); };
+      constraint = (f.min ? bound(*f.min) : std::string("-inf")) + ".." + (f.max ? bound(*f.max) : std::string("inf"));
     }
     if (f.max_items) constraint += (constraint.empty() ? "" : ", ") + std::string("≤ ") + std::to_string(*f.max_items) + " items";
     if (f.max_bytes && f.choices.empty() && f.pattern_doc.empty())

@@ -71,6 +71,8 @@ void check_known_keys(const ConfigNode& map, const std::string& path, const std:
                       ErrorList& errors);
 std::string join_path(const std::string& path, const std::string& key);
 std::string format_number(double v);
+// An integer's bound as written: "10000000", not "10000000.0" (format_number's, which marks a number).
+std::string format_bound(double v);
 
 // Describes how a type is read; specialised below for the supported member types.
 template <class M, class = void>

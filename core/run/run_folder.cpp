@@ -92,6 +92,8 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
       throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
 
     const std::string config = dir + "/config.yaml";
+    // What an earlier svqa killed mid-write left: its files are rewritten whole, the temporaries never read.
+    for (const char* name : {"config.yaml", "metrics.json", "scores.json"}) remove_stale_temporaries(dir + "/" + name);
     const std::string now = to_yaml(resolved);
     const bool answered = has_answers(dir + "/predictions.jsonl");
     if (fs::exists(config)) {

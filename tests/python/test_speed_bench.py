@@ -71,3 +71,27 @@ def test_mukv_beside_rekv_on_the_same_stream(quick):
         for key in ("encode_frames_per_s", "llm_frames_per_s", "ttft_s"):
             assert positive(c[method][key]), (method, key)
     assert "memory tokens per 300 frames" in table and "MuKV/ReKV" in table
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--frames", "0"], "--frames: expected 1 to 1000000, got 0"),
+    (["--fps", "0"], "--fps: expected a rate above 0, at most 1000, got 0.0"),
+    (["--fps", "nan"], "--fps: expected a rate above 0, at most 1000, got nan"),
+    (["--dtype", "int8"], "--dtype: expected float32, float16 or bfloat16 (or none: the export's), got int8"),
+    (["--device", "cuda:99999999999999999999"], "--device: expected cpu, cuda, cuda:N (N < 128) or mps"),
+    (["--ttft-repeats", "0"], "--ttft-repeats: expected 1 to 1000, got 0"),
+    (["stray"], "unexpected argument 'stray'"),
+])
+def test_svqa_bench_refuses_options_out_of_bounds_before_loading(svqa_bin, tmp_path, args, error):
+    bench = svqa_bin.parent / "svqa_bench"
+    r = subprocess.run([bench, "--export", tmp_path / "no-export", *args], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr
+    assert r.stderr.startswith("svqa_bench: " + error), r.stderr
+
+
+def test_svqa_bench_json_into_a_directory_fails_before_the_run(svqa_bin, tmp_path):
+    bench = svqa_bin.parent / "svqa_bench"
+    r = subprocess.run([bench, "--export", tmp_path / "no-export", "--json", tmp_path], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1
+    assert r.stderr == f"svqa_bench: --json {tmp_path}: is a directory, expected the file to write\n"
