@@ -29,7 +29,12 @@ std::string resolve_video(const std::string& video_root, const std::string& anno
   return (root / tail).string();
 }
 
-std::string option_letter(size_t i) { return std::string(1, static_cast<char>('A' + i)); }
+std::string option_letter(size_t i) {
+  if (i >= kMaxOptions)
+    throw std::out_of_range("option " + std::to_string(i + 1) + ": at most " + std::to_string(kMaxOptions) +
+                            " options (letters A to Z)");
+  return std::string(1, static_cast<char>('A' + i));
+}
 
 std::string strip_option_letter(const std::string& option, size_t i) {
   const std::string prefix = option_letter(i) + ".";
@@ -51,6 +56,11 @@ int find_option(const std::vector<std::string>& options, const std::string& answ
 void check_options(AnnotationReader& r, const std::string& at, const Question& q, const char* options_key,
                    const char* answer_key) {
   if (q.options.empty()) return;
+  if (q.options.size() > kMaxOptions) {
+    r.fatal(at_key(at, options_key), std::to_string(q.options.size()) + " options: at most " +
+                                         std::to_string(kMaxOptions) + " (one per letter A to Z)");
+    return;
+  }
   for (size_t i = 0; i < q.options.size(); ++i) {
     if (q.options[i].empty()) r.note(at_index(at_key(at, options_key), i), "empty option text");
     for (size_t j = i + 1; j < q.options.size(); ++j)

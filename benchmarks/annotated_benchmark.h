@@ -26,14 +26,16 @@ class AnnotatedBenchmark : public RuleBenchmark {
 std::string resolve_video(const std::string& video_root, const std::string& annotations, const std::string& path,
                           int keep);
 
-// "A", "B", … for option i.
+// Options a question may have: one per letter A to Z, the only labels every prompt and parser knows.
+inline constexpr size_t kMaxOptions = 26;
+// "A", "B", … "Z" for option i < kMaxOptions; std::out_of_range beyond (loaders refuse such questions).
 std::string option_letter(size_t i);
 // "A. text" → "text" (also "A.text") for option i; an option without its letter is kept whole.
 std::string strip_option_letter(const std::string& option, size_t i);
 // Index of the first (or last) option equal to `answer`; -1 if none.
 int find_option(const std::vector<std::string>& options, const std::string& answer, bool last = false);
 
-// Notes (not fatal) for duplicate option texts (saying when the gold one is duplicated), empty
+// A fatal problem for more than kMaxOptions options; notes (not fatal) for duplicate option texts (saying when the gold one is duplicated), empty
 // options, and an answer that is not among the options (the question cannot be scored).
 // `options_key` / `answer_key` name the fields in the file ("choices", "right_answer", ...).
 void check_options(AnnotationReader& r, const std::string& at, const Question& q, const char* options_key = "options",

@@ -1,7 +1,6 @@
 #include "benchmarks/annotation_reader.h"
 
-#include <fstream>
-#include <sstream>
+#include "core/io/json_text.h"
 
 namespace svqa {
 
@@ -17,16 +16,25 @@ std::string describe_json(const nlohmann::json& v) {
   return "an object";
 }
 
-nlohmann::json AnnotationReader::read_json() {
-  std::ifstream in(file_);
-  if (!in) {
-    problems_.push_back({file_, "cannot read the annotation file", true});
-    return nullptr;
-  }
+bool AnnotationReader::read_text(std::string& text) {
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    problems_.push_back({file_, std::string("not valid JSON: ") + e.what(), true});
+    text = read_json_file_text(file_);
+  } catch (const std::runtime_error& e) {  // the message starts with the file's name
+    const std::string what = e.what();
+    const std::string prefix = file_ + ": ";
+    problems_.push_back({file_, what.compare(0, prefix.size(), prefix) ? what : what.substr(prefix.size()), true});
+    return false;
+  }
+  return true;
+}
+
+nlohmann::json AnnotationReader::read_json() {
+  std::string text;
+  if (!read_text(text)) return nullptr;
+  try {
+    return parse_json_text(text);
+  } catch (const std::runtime_error& e) {
+    problems_.push_back({file_, e.what(), true});
     return nullptr;
   }
 }
@@ -42,35 +50,46 @@ nlohmann::json AnnotationReader::read_json_list(const std::string& what) {
 }
 
 std::vector<nlohmann::json> AnnotationReader::read_records() {
-  std::ifstream in(file_);
-  if (!in) {
-    problems_.push_back({file_, "cannot read the annotation file", true});
-    return {};
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string file_text;
+  if (!read_text(file_text)) return {};
+  const std::string_view text = without_utf8_bom(file_text);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {  // one JSON array
     try {
-      return nlohmann::json::parse(text).get<std::vector<nlohmann::json>>();
-    } catch (const nlohmann::json::exception& e) {
-      problems_.push_back({file_, std::string("not valid JSON: ") + e.what(), true});
+      nlohmann::json all = parse_json_text(text);
+      std::vector<nlohmann::json> out;
+      out.reserve(all.size());
+      for (auto& record : all) out.push_back(std::move(record));
+      return out;
+    } catch (const std::runtime_error& e) {
+      problems_.push_back({file_, e.what(), true});
       return {};
     }
   }
   std::vector<nlohmann::json> out;  // JSON Lines
-  std::istringstream lines(text);
-  std::string line;
-  for (size_t n = 1; std::getline(lines, line); ++n) {
+  size_t n = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      out.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::exception& e) {
-      problems_.push_back({file_ + ":" + std::to_string(n), std::string("not a JSON value: ") + e.what(), true});
+      out.push_back(parse_json_text(line));
+    } catch (const std::runtime_error& e) {
+      problems_.push_back({file_ + ":" + std::to_string(n), e.what(), true});
     }
   }
   return out;
+}
+
+bool AnnotationReader::short_enough(const nlohmann::json& text, const std::string& at) {
+  const size_t bytes = text.get_ref<const std::string&>().size();
+  if (bytes <= kMaxAnnotationTextBytes) return true;
+  fatal(at, "a text of " + std::to_string(bytes) + " bytes: at most " + std::to_string(kMaxAnnotationTextBytes) +
+                " (the model reads it whole, at a cost quadratic in its length)");
+  return false;
 }
 
 size_t AnnotationReader::fatal_count() const {
@@ -102,6 +121,7 @@ std::optional<std::string> AnnotationReader::text(const nlohmann::json& o, const
     fatal(at_key(at, key), "expected a string, got " + describe_json(*v));
     return std::nullopt;
   }
+  if (!short_enough(*v, at_key(at, key))) return std::nullopt;
   return v->get<std::string>();
 }
 
@@ -140,6 +160,7 @@ std::optional<std::vector<std::string>> AnnotationReader::texts(const nlohmann::
       fatal(at_index(at_key(at, key), i), "expected a string, got " + describe_json((*v)[i]));
       return std::nullopt;
     }
+    if (!short_enough((*v)[i], at_index(at_key(at, key), i))) return std::nullopt;
     out.push_back((*v)[i].get<std::string>());
   }
   return out;

@@ -13,12 +13,18 @@
 
 namespace svqa {
 
+// The longest question, option or answer text accepted (real ones are under 2 KiB): prompts are
+// prefilled whole, so a text's cost grows with the square of its length.
+inline constexpr size_t kMaxAnnotationTextBytes = 16384;
+
 class AnnotationReader {
  public:
   AnnotationReader(std::string file, std::vector<LoadProblem>& problems)
       : file_(std::move(file)), problems_(problems) {}
 
   const std::string& file() const { return file_; }
+  // Every read goes through core/io/json_text.h: a regular file, a UTF-8 BOM skipped, nesting and
+  // string length bounded (each line's, for JSON Lines), or one fatal problem naming the file.
   // The whole file as one JSON value; null after a fatal problem (unreadable, not JSON).
   nlohmann::json read_json();
   // The whole file, which must be a JSON array (of `what`, named in the error); empty after a fatal problem.
@@ -49,6 +55,8 @@ class AnnotationReader {
 
  private:
   std::string where(const std::string& at) const { return file_ + ": " + at; }
+  bool read_text(std::string& text);  // the file's bytes; false after a fatal problem
+  bool short_enough(const nlohmann::json& text, const std::string& at);  // else a fatal problem at `at`
   const nlohmann::json* field(const nlohmann::json& o, const std::string& at, const char* key, bool required);
 
   std::string file_;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/annotated_benchmark.h"
 #include "benchmarks/ovobench_rules.h"
 #include "core/io/unicode_text.h"
 
@@ -32,7 +33,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
 }
 
-std::string letter(size_t i) { return std::string(1, static_cast<char>('A' + i)); }
+std::string letter(size_t i) { return option_letter(i); }
 
 std::string rekv_options(const Question& q, const char* label_open, const char* label_close) {
   std::string s;

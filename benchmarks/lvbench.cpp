@@ -15,8 +15,8 @@ bool split_options(const std::string& text, std::string& question, std::vector<s
   question.clear();
   options.clear();
   while (std::getline(lines, line)) {
-    const std::string label = "(" + option_letter(options.size()) + ")";
-    if (line.compare(0, label.size(), label) == 0) {
+    const std::string label = options.size() < kMaxOptions ? "(" + option_letter(options.size()) + ")" : "";
+    if (!label.empty() && line.compare(0, label.size(), label) == 0) {
       const size_t start = line.find_first_not_of(' ', label.size());
       options.push_back(start == std::string::npos ? "" : line.substr(start));
     } else if (!options.empty()) {
@@ -58,7 +58,8 @@ std::vector<Stream> LvBench::load(std::vector<LoadProblem>& problems) {
       if (r.fatal_count() != fatal_before) continue;
       ids.add(r, "", q.id, at_key(qat, "uid"));
       if (!split_options(*text, q.text, q.options)) {
-        r.fatal(at_key(qat, "question"), "expected the question, then one line per option: \"(A) …\", \"(B) …\", …");
+        r.fatal(at_key(qat, "question"), "expected the question, then one line per option: \"(A) …\", \"(B) …\", … "
+                                             "up to \"(Z) …\"");
         continue;
       }
       if (letter->size() != 1 || (*letter)[0] < 'A' || size_t((*letter)[0] - 'A') >= q.options.size()) {

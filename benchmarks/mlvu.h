@@ -25,7 +25,8 @@ struct MlvuOptions {
     s.field("video_root", &MlvuOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &MlvuOptions::video_path_keep,
             "ReKV style: trailing components of video_path kept under video_root (2: <task folder>/<file>)")
-        .min(0);
+        .min(0)
+        .max(255);
     s.field("rule", &MlvuOptions::rule, "official: MLVU's prompt and check; rekv: ReKV's prompt and parser")
         .one_of({"official", "rekv"});
   }

@@ -21,8 +21,10 @@ struct RvsOptions {
     s.field("video_root", &RvsOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &RvsOptions::video_path_keep,
             "trailing components of video_path kept under video_root (0: the whole path)")
-        .min(0);
-    s.field("npy_fps", &RvsOptions::npy_fps, "rate the .npy frame arrays were taken at (RVS-Movie: 1)").min(1e-6);
+        .min(0)
+        .max(255);
+    s.field("npy_fps", &RvsOptions::npy_fps, "rate the .npy frame arrays were taken at (RVS-Movie: 1)").min(1e-6)
+        .max(1000);
   }
 };
 

@@ -7,19 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/annotated_benchmark.h"
+#include "core/io/json_text.h"
+
 namespace svqa {
 
 std::vector<Stream> StreamList::streams() {
   namespace fs = std::filesystem;
   const std::string& file = options_.annotations;
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file + ": cannot read the annotation file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file + ": not valid JSON: " + e.what());
-  }
+  nlohmann::json j = read_json_file(file);
   const fs::path root = options_.video_root.empty() ? fs::path(file).parent_path() : fs::path(options_.video_root);
   auto fail = [&](const std::string& where, const std::string& what) {
     throw std::runtime_error(file + ": " + where + ": " + what);
@@ -36,6 +32,8 @@ std::vector<Stream> StreamList::streams() {
         return "";
       }
       if (!o[key].is_string()) fail(at + "." + key, "expected a string");
+      if (o[key].get_ref<const std::string&>().size() > kMaxAnnotationTextBytes)
+        fail(at + "." + key, "at most " + std::to_string(kMaxAnnotationTextBytes) + " bytes");
       return o[key].get<std::string>();
     };
     Stream stream{text(js, "id", where, true), (root / text(js, "video", where, true)).string(), {}};
@@ -61,9 +59,13 @@ std::vector<Stream> StreamList::streams() {
       if (jq.contains("options")) {
         if (!jq["options"].is_array()) fail(at + ".options", "expected a list of strings");
         for (const auto& o : jq["options"]) {
-          if (!o.is_string()) fail(at + ".options", "expected a list of strings");
+          if (!o.is_string() || o.get_ref<const std::string&>().size() > kMaxAnnotationTextBytes)
+            fail(at + ".options", "expected a list of strings of at most " + std::to_string(kMaxAnnotationTextBytes) + " bytes");
           question.options.push_back(o.get<std::string>());
         }
+        if (question.options.size() > kMaxOptions)
+          fail(at + ".options", std::to_string(question.options.size()) + " options: at most " +
+                                    std::to_string(kMaxOptions) + " (one per letter A to Z)");
       }
       question.answer = text(jq, "answer", at, false);
       question.category = text(jq, "category", at, false);

@@ -28,7 +28,8 @@ struct StreamingBenchOptions {
     s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &StreamingBenchOptions::video_path_keep,
             "trailing components of video_path kept under video_root (0: the whole path)")
-        .min(0);
+        .min(0)
+        .max(255);
     s.field("malformed_stamps", &StreamingBenchOptions::malformed_stamps,
             "a time_stamp like \"00:12450\": fix (read as 0:12:45), drop the question, or official (12450 s)")
         .one_of({"fix", "drop", "official"});

@@ -31,7 +31,8 @@ struct VideoMmeOptions {
     s.field("video_extension", &VideoMmeOptions::video_extension, "appended to videoID");
     s.field("video_path_keep", &VideoMmeOptions::video_path_keep,
             "ReKV style: trailing components of video_path kept under video_root (0: the whole path)")
-        .min(0);
+        .min(0)
+        .max(255);
     s.field("duration", &VideoMmeOptions::duration, "the split: videos of this duration group, or all")
         .one_of({"short", "medium", "long", "all"});
     s.field("rule", &VideoMmeOptions::rule,

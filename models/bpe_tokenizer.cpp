@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/io/unicode_text.h"
+#include "core/io/json_text.h"
 
 namespace svqa {
 namespace {
@@ -125,15 +126,8 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
   auto fail = [&](const std::string& field, const std::string& what) {
     throw std::runtime_error(path_ + ": " + (field.empty() ? "" : field + ": ") + what);
   };
-  std::ifstream in(path_);
-  if (!in) fail("", "cannot open file");
-  json j;
+  const json j = read_json_file(path_);
   std::string pattern;  // the pre-tokeniser's split regex
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    fail("", std::string("not valid JSON: ") + e.what());
-  }
   try {
     const json& model = j.at("model");
     if (model.value("type", "") != "BPE") fail("model.type", "expected \"BPE\"");

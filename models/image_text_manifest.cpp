@@ -7,12 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/safe_paths.h"
+#include "core/io/json_text.h"
 
 namespace svqa {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// Token ids, widths: far above any real model's (vocabularies ~250k, widths ~4k).
+constexpr int64_t kMaxManifestInteger = int64_t{1} << 31;
+// Tokens of one text (CLIP 77, SigLIP 64, PE-Core 32/72): each question allocates this many.
+constexpr int64_t kMaxTextTokens = 8192;
 
 // Typed access to manifest keys; every error names the file and the dotted key.
 class Reader {
@@ -33,10 +39,11 @@ class Reader {
     if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
     return v.get<std::string>();
   }
-  int64_t integer(const json& j, const std::string& key, int64_t min) const {
+  // Every integer bounded: a text length of 10^12 once became a std::bad_alloc per question.
+  int64_t integer(const json& j, const std::string& key, int64_t min, int64_t max = kMaxManifestInteger) const {
     const json& v = at(j, key);
-    if (!v.is_number_integer() || v.get<int64_t>() < min)
-      fail(key, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max)
+      fail(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + v.dump());
     return v.get<int64_t>();
   }
   bool boolean(const json& j, const std::string& key) const {
@@ -80,7 +87,7 @@ ClipTextSettings clip_text_settings(const Reader& r, const json& t) {
   ClipTextSettings s;
   s.cleanup = r.string(t, "text.cleanup");
   if (s.cleanup != "hf" && s.cleanup != "open_clip") r.fail("text.cleanup", "expected \"hf\" or \"open_clip\"");
-  s.context_length = r.integer(t, "text.context_length", 2);
+  s.context_length = r.integer(t, "text.context_length", 2, kMaxTextTokens);
   s.bos_id = r.integer(t, "text.bos_id", 0);
   s.eos_id = r.integer(t, "text.eos_id", 0);
   s.pad_id = r.integer(t, "text.pad_id", 0);
@@ -90,7 +97,7 @@ ClipTextSettings clip_text_settings(const Reader& r, const json& t) {
 
 SiglipTextSettings text_settings(const Reader& r, const json& t) {
   SiglipTextSettings s;
-  s.max_length = r.integer(t, "text.max_length", 1);
+  s.max_length = r.integer(t, "text.max_length", 1, kMaxTextTokens);
   s.pad_id = r.integer(t, "text.pad_id", 0);
   s.eos_id = r.integer(t, "text.eos_id", 0);
   s.unk_piece = r.string(t, "text.unk_piece");
@@ -105,17 +112,10 @@ SiglipTextSettings text_settings(const Reader& r, const json& t) {
 ImageTextManifest load_image_text_manifest(const std::string& dir) {
   const std::string file = (fs::path(dir) / "manifest.json").string();
   if (!fs::is_directory(dir)) throw std::runtime_error(dir + ": image-text export directory not found");
-  std::ifstream in(file);
-  if (!in)
+  if (!fs::exists(file))
     throw std::runtime_error(file + ": not found (expected an svqa image-text export; make one with "
                                     "`python -m models.export.image_text`)");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    throw std::runtime_error(file + ": not valid JSON: " + what.substr(0, what.find('\n')));
-  }
+  const json j = read_json_file(file);  // a FIFO or device is refused, not read
   const Reader r(file);
   if (r.string(j, "format") != "svqa-image-text")
     r.fail("format", "expected \"svqa-image-text\", got " + j.at("format").dump() +

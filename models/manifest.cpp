@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/safe_paths.h"
+#include "core/io/json_text.h"
 
 namespace svqa {
 namespace {
@@ -66,15 +67,9 @@ std::string Manifest::path(const std::string& rel, const std::string& key) const
 Manifest load_manifest(const std::string& dir) {
   const std::string file = (fs::path(dir) / "manifest.json").string();
   if (!fs::is_directory(dir)) throw std::runtime_error(dir + ": export directory not found");
-  std::ifstream in(file);
-  if (!in)
+  if (!fs::exists(file))
     throw std::runtime_error(file + ": not found (expected an svqa export; make one with `python -m models.export`)");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(file + ": not valid JSON: " + e.what());
-  }
+  const json j = read_json_file(file);
   ManifestReader r(file);
   if (r.get<std::string>(j, "format", "") != "svqa-export") r.fail("format", "expected \"svqa-export\"");
   const int version = r.get<int>(j, "format_version", "");

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -15,6 +16,7 @@
 #include "benchmarks/speed/process_memory.h"
 #include "benchmarks/speed/vision_floor.h"
 #include "core/config/runtime.h"
+#include "core/config/schema.h"
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
 #include "models/frame_source.h"
@@ -154,7 +156,30 @@ struct Stream {
 
 }  // namespace
 
+void check_stream_bench_options(const StreamBenchOptions& o) {
+  const auto bounded = [](const char* flag, bool ok, const std::string& range, const std::string& shown) {
+    if (!ok) throw std::invalid_argument(std::string("--") + flag + ": expected " + range + ", got " + shown);
+  };
+  const auto count = [&](const char* flag, int64_t v, int64_t lo, int64_t hi) {
+    bounded(flag, v >= lo && v <= hi, std::to_string(lo) + " to " + std::to_string(hi), std::to_string(v));
+  };
+  is_mukv(o);
+  if (!std::regex_match(o.device, std::regex(kDevicePattern)))
+    throw std::invalid_argument("--device: expected " + std::string(kDevicePatternDoc) + ", got " + o.device);
+  if (!o.dtype.empty() && o.dtype != "float32" && o.dtype != "float16" && o.dtype != "bfloat16")
+    throw std::invalid_argument("--dtype: expected float32, float16 or bfloat16 (or none: the export's), got " + o.dtype);
+  count("frames", o.frames, 1, 1000000);
+  bounded("fps", o.fps > 0 && o.fps <= 1000, "a rate above 0, at most 1000", format_number(o.fps));
+  count("n-local", o.n_local, 1, 10000000);
+  count("retrieve", o.retrieve_size, 1, 100000);
+  for (const int64_t q : o.questions) count("questions", q, 1, 1000000);
+  count("ttft-repeats", o.ttft_repeats, 1, 1000);
+  count("ram-budget-mb", o.ram_budget_mb, -1, int64_t{1} << 40);
+  count("rss-every", o.rss_every, 1, 1000000);
+}
+
 nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
+  check_stream_bench_options(o);
   c10::InferenceMode inference;
   RuntimeOptions runtime;
   runtime.device = o.device;

@@ -31,7 +31,11 @@ struct StreamBenchOptions {
   int64_t vision_memory_frames = 0;       // > 0: only the resident memory of a vision call on 1 unit and on this many frames
 };
 
-// The measurements as JSON (see bench.py for the fields it reads).
+// Throws std::invalid_argument "--flag: expected ..., got ..." for the first option out of its bounds
+// (frames in [1, 10^6], fps in (0, 1000], dtype float32/float16/bfloat16, ...), before anything loads.
+void check_stream_bench_options(const StreamBenchOptions& options);
+
+// The measurements as JSON (see bench.py for the fields it reads). Checks the options first.
 nlohmann::json run_stream_bench(const StreamBenchOptions& options);
 
 }  // namespace svqa

@@ -4,11 +4,13 @@
 
 #include <cxxopts.hpp>
 
-#include <fstream>
+#include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "benchmarks/speed/stream_bench.h"
 #include "core/config/runtime.h"
+#include "core/io/atomic_file.h"
 
 int main(int argc, char** argv) {
   cxxopts::Options cli("svqa_bench", "Time a ReKV stream on an export: encode, time to first token, memory (JSON)");
@@ -42,7 +44,13 @@ int main(int argc, char** argv) {
       std::cout << cli.help() << "\n";
       return args.count("help") ? 0 : 2;
     }
+    if (!args.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + args.unmatched()[0] + "'");
     o.floor = !args.count("no-floor");
+    svqa::check_stream_bench_options(o);
+    if (threads < 0 || threads > 1024) throw std::invalid_argument("--threads: expected 0 to 1024, got " + std::to_string(threads));
+    // Checked before the run, so a path that cannot take the file fails now, not after minutes.
+    if (!json_path.empty() && std::filesystem::is_directory(json_path))
+      throw std::invalid_argument("--json " + json_path + ": is a directory, expected the file to write");
     svqa::RuntimeOptions runtime;
     runtime.threads = threads;
     svqa::apply_runtime(runtime);
@@ -50,7 +58,7 @@ int main(int argc, char** argv) {
     if (json_path.empty()) {
       std::cout << result << "\n";
     } else {
-      std::ofstream(json_path) << result << "\n";
+      svqa::write_file_atomically(json_path, result + "\n");  // throws naming the path
     }
   } catch (const std::exception& e) {
     std::cerr << "svqa_bench: " << e.what() << "\n";

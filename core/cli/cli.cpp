@@ -20,6 +20,7 @@
 #include "core/run/stream_runner.h"
 #include "models/tokenizer.h"
 #include "models/torch_error.h"
+#include "core/io/json_text.h"
 
 #ifndef SVQA_VERSION
 #define SVQA_VERSION "unknown"
@@ -146,6 +147,8 @@ nlohmann::json fields_json(const std::vector<FieldInfo>& fields) {
     if (f.max) j["max"] = *f.max;
     if (!f.choices.empty()) j["choices"] = f.choices;
     if (!f.pattern_doc.empty()) j["format"] = f.pattern_doc;
+    if (f.max_bytes) j["max_bytes"] = *f.max_bytes;
+    if (f.max_items) j["max_items"] = *f.max_items;
     if (!f.fields.empty()) j["fields"] = fields_json(f.fields);
     out.push_back(std::move(j));
   }
@@ -160,13 +163,32 @@ void print_fields(const std::vector<FieldInfo>& fields, const std::string& inden
     } else if (!f.pattern_doc.empty()) {
       constraint = f.pattern_doc;
     } else if (f.min || f.max) {
-      constraint = (f.min ? format_number(*f.min) : std::string("-inf")) + ".." +
-                   (f.max ? format_number(*f.max) : std::string("inf"));
+      const auto bound = [&](double v) { return f.type.find("integer") != std::string::npos ? format_bound(v) : format_number(v); };
+      constraint = (f.min ? bound(*f.min) : std::string("-inf")) + ".." + (f.max ? bound(*f.max) : std::string("inf"));
     }
+    if (f.max_items) constraint += (constraint.empty() ? "" : ", ") + std::string("≤ ") + std::to_string(*f.max_items) + " items";
+    if (f.max_bytes && f.choices.empty() && f.pattern_doc.empty())
+      constraint += (constraint.empty() ? "" : ", ") + std::string("≤ ") + std::to_string(*f.max_bytes) + " bytes";
     std::string value = f.required ? "required" : f.fields.empty() ? "= " + f.default_yaml : "";
     std::cout << indent << f.name << ": " << f.type << " " << value
               << (constraint.empty() ? "" : " [" + constraint + "]") << "  # " << f.doc << "\n";
     if (!f.fields.empty()) print_fields(f.fields, indent + "  ");
+  }
+}
+
+// "retrieval internal: fits encoding rekv_sliding_window, ...; not mukv_multigrain (why)" per entry.
+void print_pairs(const std::vector<SectionPair>& pairs) {
+  if (pairs.empty()) return;
+  std::cout << "\nwhich pairs fit (default options; `svqa validate` checks an experiment's own):\n";
+  for (size_t i = 0; i < pairs.size();) {
+    const auto& first = pairs[i];
+    std::string fits, not_fits;
+    for (; i < pairs.size() && pairs[i].section == first.section && pairs[i].type == first.type; ++i) {
+      std::string& list = pairs[i].problem.empty() ? fits : not_fits;
+      list += (list.empty() ? "" : ", ") + pairs[i].other_type;
+    }
+    std::cout << "  " << first.section << " " << first.type << ": fits " << first.other_section << " "
+              << (fits.empty() ? "(none)" : fits) << (not_fits.empty() ? "" : "; not " + not_fits) << "\n";
   }
 }
 
@@ -193,6 +215,10 @@ int cmd_list(int argc, const char* const* argv, const Registries& registries) {
                            {"options", fields_json(e->options->fields())}});
       j["registries"][section] = {{"kind", registry->kind()}, {"entries", std::move(entries)}};
     }
+    j["pairs"] = nlohmann::json::array();
+    for (const auto& p : section_pairs(registries.sections()))
+      j["pairs"].push_back({{p.section, p.type}, {p.other_section, p.other_type}, {"fits", p.problem.empty()},
+                            {"problem", p.problem}});
     std::cout << j.dump(2) << "\n";
     return kOk;
   }
@@ -207,6 +233,7 @@ int cmd_list(int argc, const char* const* argv, const Registries& registries) {
       print_fields(e->options->fields(), "    ");
     }
   }
+  print_pairs(section_pairs(registries.sections()));
   return kOk;
 }
 
@@ -230,9 +257,9 @@ int cmd_tokenize(int argc, const char* const* argv) {
   for (size_t n = 1; std::getline(std::cin, line); ++n) {
     nlohmann::json in;
     try {
-      in = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError("stdin line " + std::to_string(n) + ": not JSON: " + e.what());
+      in = parse_json_text(line);
+    } catch (const std::runtime_error& e) {
+      throw UsageError("stdin line " + std::to_string(n) + ": " + e.what());
     }
     if (decode) std::cout << nlohmann::json(tokenizer->decode(in.get<std::vector<int64_t>>())).dump() << "\n";
     else std::cout << nlohmann::json(tokenizer->encode(in.get<std::string>())).dump() << "\n";

@@ -5,9 +5,11 @@
 #include <cxxopts.hpp>
 
 #include <iostream>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/config/runtime.h"
 #include "models/frame_source.h"
 #include "models/image_text_model.h"
 #include "models/npy.h"
@@ -36,11 +38,10 @@ int cmd_embed(int argc, const char* const* argv) {
     throw UsageError("expected either --frames SRC or --text TEXT (repeatable)");
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   at::Device device(at::kCPU);
-  try {
-    device = at::Device(args["device"].as<std::string>());
-  } catch (const c10::Error&) {
-    throw UsageError("--device '" + args["device"].as<std::string>() + "': expected cpu, cuda or cuda:N");
-  }
+  const std::string device_name = args["device"].as<std::string>();
+  if (!std::regex_match(device_name, std::regex(kDevicePattern)))
+    throw UsageError("--device '" + device_name + "': expected " + kDevicePatternDoc);
+  device = require_device_support(device_name, "--device");
 
   ImageTextModel model(args["model"].as<std::string>(), device);
   nlohmann::json report = {{"architecture", model.manifest().architecture}};

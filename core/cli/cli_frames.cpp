@@ -13,20 +13,14 @@
 #include "models/frame_preprocessor.h"
 #include "models/frame_source.h"
 #include "models/npy.h"
+#include "core/io/json_text.h"
 
 namespace svqa {
 namespace {
 
 // The "image" object of a manifest (or of any JSON file holding one).
 ImageSpec read_image_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path);
   if (!j.is_object() || !j.contains("image"))
     throw std::runtime_error(path + ": image: missing (expected an object with the backbone's \"image\" spec)");
   return image_spec_from_json(j.at("image"), path);

@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <iostream>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/config/runtime.h"
 #include "models/frame_preprocessor.h"
 #include "models/frame_source.h"
 #include "models/full_context.h"
@@ -47,11 +49,10 @@ int cmd_probe(int argc, const char* const* argv) {
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   if (args["threads"].as<int>() > 0) at::set_num_threads(args["threads"].as<int>());
   at::Device device(at::kCPU);
-  try {
-    device = at::Device(args["device"].as<std::string>());
-  } catch (const c10::Error&) {
-    throw UsageError("--device '" + args["device"].as<std::string>() + "': expected cpu, cuda or cuda:N");
-  }
+  const std::string device_name = args["device"].as<std::string>();
+  if (!std::regex_match(device_name, std::regex(kDevicePattern)))
+    throw UsageError("--device '" + device_name + "': expected " + kDevicePatternDoc);
+  device = require_device_support(device_name, "--device");
   at::InferenceMode inference;
   const auto t0 = std::chrono::steady_clock::now();
   TorchScriptBackbone backbone(args["export"].as<std::string>(), device);

@@ -42,6 +42,47 @@ static void validate_component(const ConfigNode& node, const std::string& sectio
   out.components[section] = {type->scalar, std::move(parsed)};
 }
 
+// Each registry's rules with another section's choice (an encoder and the retrieval reading its blocks),
+// reported at this section's type.
+static void check_section_rules(const ConfigNode& root, const RegistrySections& registries, const ExperimentConfig& out,
+                                ErrorList& errors) {
+  for (const auto& [section, registry] : registries)
+    for (const auto& rule : registry->rules()) {
+      const ComponentChoice* mine = out.component(section);
+      const ComponentChoice* theirs = out.component(rule.other_section);
+      const auto other = std::find_if(registries.begin(), registries.end(),
+                                      [&](const auto& s) { return s.first == rule.other_section; });
+      if (!mine || !theirs || other == registries.end()) continue;
+      const RegistryEntryInfo* a = registry->find_info(mine->type);
+      const RegistryEntryInfo* b = other->second->find_info(theirs->type);
+      if (!a || !b || !a->contract || !b->contract) continue;
+      const std::string problem = rule.problem(mine->type, a->contract(mine->options), theirs->type, b->contract(theirs->options));
+      if (problem.empty()) continue;
+      const ConfigNode* node = root.find(section);
+      const ConfigNode* type = node ? node->find("type") : nullptr;
+      errors.add(type ? type->loc : root.loc, section + ".type", problem);
+    }
+}
+
+std::vector<SectionPair> section_pairs(const RegistrySections& registries) {
+  std::vector<SectionPair> out;
+  const auto defaults = [](const RegistryEntryInfo* e, const std::string& section) {
+    ErrorList ignored;  // required options missing: the contract reads the others' defaults
+    return e->contract(e->options->parse_any(nullptr, section + ".options", ignored));
+  };
+  for (const auto& [section, registry] : registries)
+    for (const auto& rule : registry->rules())
+      for (const auto& [other_section, other] : registries) {
+        if (other_section != rule.other_section) continue;
+        for (const auto* a : registry->infos())
+          for (const auto* b : other->infos())
+            if (a->contract && b->contract)
+              out.push_back({section, a->name, other_section, b->name,
+                             rule.problem(a->name, defaults(a, section), b->name, defaults(b, other_section))});
+      }
+  return out;
+}
+
 ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin, const RegistrySections& registries) {
   ExperimentConfig out;
   ErrorList errors;
@@ -63,6 +104,7 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
 
   for (const auto& [section, registry] : registries)
     if (const ConfigNode* node = root.find(section)) validate_component(*node, section, *registry, out, errors);
+  if (errors.empty()) check_section_rules(root, registries, out, errors);  // options parsed: contracts can be read
 
   errors.throw_if_any();
   out.resolved = std::move(root);

@@ -45,7 +45,8 @@ struct StreamOptions {
   std::string protocol = "streaming";
   int64_t min_video_frames = 0;
   static void declare(Schema<StreamOptions>& s) {
-    s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6);
+    s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6)
+        .max(1000);
     s.field("frames_before_question", &StreamOptions::frames_before_question,
             "exclusive: a question at t sees sampled frames [0, int(t*fps)) (the reference code's rule: ReKV, MuKV, "
             "StreamKV); inclusive: every frame stamped at or before t")
@@ -56,7 +57,8 @@ struct StreamOptions {
         .one_of({"reference", "nearest"});
     s.field("chunk_frames", &StreamOptions::chunk_frames,
             "frames run through the vision tower and handed to the encoder at a time (ReKV: 64)")
-        .min(1);
+        .min(1)
+        .max(4096);
     s.field("sink_prompt", &StreamOptions::sink_prompt,
             "text prefilled before the video as attention sinks; <default>: the backbone's chat template up to the video");
     s.field("answer_prompt", &StreamOptions::answer_prompt,
@@ -76,7 +78,8 @@ struct StreamOptions {
             "extra.first_token_logits, so runs can be compared by logits, not only ids");
     s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
             "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
-        .min(-1);
+        .min(-1)
+        .max(1 << 30);
     s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go (each run in its own subfolder); empty: <results dir>/spill");
     s.check("answer_prompt", [](const StreamOptions& o) {
       return o.answer_prompt == "<default>" || o.answer_prompt.find("{question}") != std::string::npos
@@ -113,10 +116,13 @@ struct JudgeOptions {
     s.field("model", &JudgeOptions::model,
             "judge model, e.g. gpt-3.5-turbo-0125; empty: $SVQA_JUDGE_MODEL (numbers move with it: never compare across judges)");
     s.field("api_key_env", &JudgeOptions::api_key_env, "environment variable holding the API key (may be unset for local servers)");
-    s.field("timeout_s", &JudgeOptions::timeout_s, "seconds one request may take").min(0.001);
+    s.field("timeout_s", &JudgeOptions::timeout_s, "seconds one request may take").min(0.001)
+        .max(3600);
     s.field("max_attempts", &JudgeOptions::max_attempts,
-            "tries per question (failed or unparseable replies); then it is counted as failed").min(1);
-    s.field("backoff_s", &JudgeOptions::backoff_s, "wait before the 2nd try, doubled before each next one").min(0);
+            "tries per question (failed or unparseable replies); then it is counted as failed").min(1)
+        .max(10);
+    s.field("backoff_s", &JudgeOptions::backoff_s, "wait before the 2nd try, doubled before each next one").min(0)
+        .max(60);
     s.field("cache", &JudgeOptions::cache,
             "judgments cached by (question, answer, prediction, model); empty: judge_cache.jsonl beside the run's "
             "directory (the results root; a grid's folder, shared by its runs)");
@@ -158,6 +164,14 @@ struct ExperimentConfig {
   ConfigNode resolved;                                // after _base_, merge and --set
   const ComponentChoice* component(const std::string& section) const;
 };
+
+// One pair of entries under a section rule (registry.h's SectionRule), with default options.
+struct SectionPair {
+  std::string section, type, other_section, other_type;
+  std::string problem;  // "" when they fit
+};
+// Every pair every rule relates, for `svqa list`: e.g. each retrieval strategy with each encoder.
+std::vector<SectionPair> section_pairs(const RegistrySections& registries);
 
 // load_config + overrides + validation; throws ConfigError listing every problem.
 ExperimentConfig resolve_experiment(const std::string& path, const std::vector<std::string>& overrides,

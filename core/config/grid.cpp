@@ -207,6 +207,14 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
   std::vector<Axis> axis_list;
   for (const auto& a : axes->entries) axis_list.push_back(read_axis(a, mode == "product"));
   name_axes(axis_list);
+  // Bounded before any run is built: ten axes of ten values would be 10^10 runs.
+  size_t run_count = mode == "zip" ? axes->entries.front().value.items.size() : 1;
+  for (const auto& a : axes->entries) {
+    if (mode == "product") run_count = std::min(run_count * a.value.items.size(), kMaxGridRuns + 1);
+    if (run_count > kMaxGridRuns)
+      throw ConfigError(axes->loc, "grid.axes",
+                        "more than " + std::to_string(kMaxGridRuns) + " runs; split the grid into several files");
+  }
 
   // Index tuples: one value index per axis.
   std::vector<std::vector<size_t>> combos;
@@ -219,16 +227,17 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
                               std::to_string(n));
     for (size_t i = 0; i < n; ++i) combos.push_back(std::vector<size_t>(axes->entries.size(), i));
     // A value may repeat on one axis (ReKV's encoder beside several retrievals), a whole tuple may not.
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = i + 1; j < n; ++j) {
-        const bool same = std::all_of(axis_list.begin(), axis_list.end(),
-                                      [&](const Axis& a) { return a.values[i].yaml == a.values[j].yaml; });
-        if (same) {
-          const auto& first = axes->entries.front();
-          throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
-                            "zip: the same values as [" + std::to_string(i) + "] on every axis: its runs would be identical");
-        }
+    std::map<std::vector<std::string>, size_t> first_with;  // tuple of values → its first index
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<std::string> tuple;
+      for (const auto& a : axis_list) tuple.push_back(a.values[j].yaml);
+      const auto [it, added] = first_with.emplace(std::move(tuple), j);
+      if (!added) {
+        const auto& first = axes->entries.front();
+        throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
+                          "zip: the same values as [" + std::to_string(it->second) + "] on every axis: its runs would be identical");
       }
+    }
   } else {
     combos.push_back({});
     for (const auto& a : axis_list) {
@@ -274,15 +283,19 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
   return runs;
 }
 
+// Digits only, the whole text ("0/2/3", " 1/2", "1/2x", "+1/2" are refused), at most 9 of them.
+static bool read_count(const std::string& text, int64_t& out) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::stoll(text);
+  return true;
+}
+
 std::pair<int64_t, int64_t> parse_shard(const std::string& text) {
   const size_t slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      const int64_t i = std::stoll(text.substr(0, slash)), n = std::stoll(text.substr(slash + 1));
-      if (n > 0 && i >= 0 && i < n) return {i, n};
-    }
-  } catch (const std::exception&) {
-  }
+  int64_t i = 0, n = 0;
+  if (slash != std::string::npos && read_count(text.substr(0, slash), i) && read_count(text.substr(slash + 1), n) &&
+      n > 0 && i < n)
+    return {i, n};
   throw std::invalid_argument("--shard '" + text + "': expected i/N with 0 <= i < N, e.g. 0/4 (Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
 }
 

@@ -26,6 +26,9 @@
 
 namespace svqa {
 
+// Runs one grid may expand to: a product of axes grows fast, and every run is validated up front.
+inline constexpr size_t kMaxGridRuns = 10000;
+
 struct GridRun {
   std::string name;                                          // "<experiment>__retrieve_size=4__retrieval=bank_recent__lam5"
   std::vector<std::pair<std::string, std::string>> settings;  // (dotted key, value shown: its label if it has one)

@@ -35,6 +35,18 @@ struct RegistryEntryInfo {
   std::string description;
   std::shared_ptr<const OptionsSchema> options;
   SourceLoc registered_at;
+  // What this entry, with given options, provides to or needs from the other sections (a typed
+  // struct the layer above defines, e.g. core/engine/memory_contract.h's); empty: nothing declared.
+  std::function<std::any(const std::any& options)> contract;
+};
+
+// A rule between two sections' choices, checked at validation once both parsed: from the contract
+// of this section's choice and the other section's, the problem (naming both), or "".
+struct SectionRule {
+  std::string other_section;
+  std::function<std::string(const std::string& type, const std::any& contract, const std::string& other_type,
+                            const std::any& other_contract)>
+      problem;
 };
 
 class RegistryBase;
@@ -55,6 +67,9 @@ class RegistryBase {
   // A name no longer registered, refused with the one that replaced it and why (not an alias: a
   // config naming it would silently mean something else than its readers expect).
   void retire(std::string name, std::string replacement, std::string why);
+  // Rules this section's choice must keep with another section's (experiment validation runs them).
+  void add_rule(SectionRule rule) { rules_.push_back(std::move(rule)); }
+  const std::vector<SectionRule>& rules() const { return rules_; }
 
  protected:
   void add_info(RegistryEntryInfo info);  // throws RegistryError on a duplicate name
@@ -66,6 +81,7 @@ class RegistryBase {
   std::string kind_;
   std::vector<RegistryEntryInfo> infos_;
   std::vector<Retired> retired_;
+  std::vector<SectionRule> rules_;
 };
 
 template <class Product, class... Args>
@@ -75,7 +91,17 @@ class Registry final : public RegistryBase {
 
   template <class Options, class Factory>
   void add(const std::string& name, const std::string& description, Factory factory, SourceLoc where) {
-    add_info({name, description, std::make_shared<Schema<Options>>(), where});
+    add<Options>(name, description, std::move(factory), where, std::function<std::any(const Options&)>());
+  }
+
+  // With a contract: `contract(options)` says what the entry provides or needs (a typed struct).
+  template <class Options, class Factory, class Contract>
+  void add(const std::string& name, const std::string& description, Factory factory, SourceLoc where,
+           std::function<Contract(const Options&)> contract) {
+    std::function<std::any(const std::any&)> erased;
+    if (contract)
+      erased = [c = std::move(contract)](const std::any& o) -> std::any { return c(std::any_cast<const Options&>(o)); };
+    add_info({name, description, std::make_shared<Schema<Options>>(), where, std::move(erased)});
     factories_.push_back({name, [f = std::move(factory)](const std::any& options, Args... args) {
                             return f(std::any_cast<const Options&>(options), args...);
                           }});

@@ -11,6 +11,10 @@
 
 namespace svqa {
 
+// Device names every option and flag accepts: c10 keeps a device index in an int8_t, so cuda:N has N < 128.
+inline const char* const kDevicePattern = "cpu|cuda|cuda:([0-9]|[1-9][0-9]|1[01][0-9]|12[0-7])|mps";
+inline const char* const kDevicePatternDoc = "cpu, cuda, cuda:N (N < 128) or mps";
+
 struct RuntimeOptions {
   std::string device = "cpu";
   std::string dtype = "float32";
@@ -19,16 +23,23 @@ struct RuntimeOptions {
 
   static void declare(Schema<RuntimeOptions>& s) {
     s.field("device", &RuntimeOptions::device, "torch device the model and attention run on")
-        .matches("cpu|cuda|cuda:(0|[1-9][0-9]{0,2})|mps", "cpu, cuda, cuda:N (N < 1000) or mps");
+        .matches(kDevicePattern, kDevicePatternDoc);
     s.field("dtype", &RuntimeOptions::dtype, "dtype of weights and activations")
         .one_of({"float32", "float16", "bfloat16"});
     s.field("threads", &RuntimeOptions::threads, "CPU threads for torch's intra-op parallelism; 0 = torch's default")
-        .min(0);
-    s.field("seed", &RuntimeOptions::seed, "seed for torch's random generator").min(0);
+        .min(0)
+        .max(1024);
+    s.field("seed", &RuntimeOptions::seed, "seed for torch's random generator").min(0).max(4294967295.0);
   }
 };
 
+// The device, once this LibTorch is known to support its kind (else require_device_support's error).
 c10::Device runtime_device(const RuntimeOptions& o);
+// Validation stays the same on every machine (a GPU cluster's config validates on a laptop); at run
+// time, before any model loads, a device this LibTorch was built without is one line naming `key`:
+// "runtime.device: cuda: this LibTorch was built without CUDA (CPU only); ...". `device` must match
+// kDevicePattern; "" means cpu.
+c10::Device require_device_support(const std::string& device, const std::string& key);
 c10::ScalarType runtime_dtype(const RuntimeOptions& o);
 // Applies threads and seed to the process.
 void apply_runtime(const RuntimeOptions& o);

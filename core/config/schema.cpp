@@ -43,17 +43,22 @@ void check_known_keys(const ConfigNode& map, const std::string& path, const std:
   }
 }
 
+std::string format_bound(double v) {
+  return std::abs(v) < 9007199254740992.0 && v == std::floor(v) ? std::to_string(static_cast<int64_t>(v)) : format_number(v);
+}
+
 // "a positive integer", "a number in [0, 1]", ...
 static std::string expectation(const char* noun_int_or_number, const FieldInfo& f) {
   const std::string noun = noun_int_or_number;
   const std::string article = noun == "integer" ? "an " : "a ";
+  const auto bound = [&](double v) { return noun == "integer" ? format_bound(v) : format_number(v); };
   if (f.min && !f.max) {
     if (*f.min == 1 && noun == "integer") return "a positive integer";
     if (*f.min == 0) return "a non-negative " + noun;
-    return article + noun + " >= " + format_number(*f.min);
+    return article + noun + " >= " + bound(*f.min);
   }
-  if (f.min && f.max) return article + noun + " in [" + format_number(*f.min) + ", " + format_number(*f.max) + "]";
-  if (f.max) return article + noun + " <= " + format_number(*f.max);
+  if (f.min && f.max) return article + noun + " in [" + bound(*f.min) + ", " + bound(*f.max) + "]";
+  if (f.max) return article + noun + " <= " + bound(*f.max);
   return article + noun;
 }
 
@@ -105,6 +110,12 @@ std::optional<std::string> read_string(const ConfigNode& n, const std::string& p
                                        ErrorList& errors) {
   if (!n.is_scalar()) {
     errors.add(n.loc, path, "expected a string, got " + n.describe());
+    return std::nullopt;
+  }
+  const int64_t most = f.max_bytes.value_or(kDefaultMaxStringBytes);
+  if (static_cast<int64_t>(n.scalar.size()) > most) {
+    errors.add(n.loc, path, "expected a string of at most " + std::to_string(most) + " bytes, got one of " +
+                                std::to_string(n.scalar.size()));
     return std::nullopt;
   }
   if (!f.choices.empty()) {

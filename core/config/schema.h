@@ -45,8 +45,21 @@ struct FieldInfo {
   std::vector<std::string> choices;
   std::string pattern;       // ECMAScript regex a string must match in full ("" = any)
   std::string pattern_doc;   // what the pattern means, for messages ("cpu, cuda or cuda:N")
+  std::optional<int64_t> max_bytes;  // strings (each string of a list): longest accepted, in bytes
+  std::optional<int64_t> max_items;  // lists: most items accepted
   std::vector<FieldInfo> fields;  // for nested sections
 };
+
+// A string option's bound unless its field states another (`max_bytes`): PATH_MAX, and more than any
+// name, URL or prompt needs. Every string is bounded, so no option can make a run's cost unbounded.
+inline constexpr int64_t kDefaultMaxStringBytes = 4096;
+// A list option's bound unless its field states another (`max_items`).
+inline constexpr int64_t kDefaultMaxListItems = 1024;
+// Upper bounds shared by numeric options of one kind: far above any real use, far below an int64
+// overflow in the products strategies form (over_retrieve · k, blocks · tokens per block).
+inline constexpr double kMaxTokensOption = 1e7;  // a window or budget in tokens
+inline constexpr double kMaxBlocksOption = 1e6;  // blocks or frames retrieved, kept or per segment
+inline constexpr double kMaxWeightOption = 1e6;  // weights and constants of a score (RRF's k)
 
 // Scalar conversions shared by every schema; each reports its own error and returns nullopt.
 std::optional<bool> read_bool(const ConfigNode& n, const std::string& path, ErrorList& errors);
@@ -58,6 +71,8 @@ void check_known_keys(const ConfigNode& map, const std::string& path, const std:
                       ErrorList& errors);
 std::string join_path(const std::string& path, const std::string& key);
 std::string format_number(double v);
+// An integer's bound as written: "10000000", not "10000000.0" (format_number's, which marks a number).
+std::string format_bound(double v);
 
 // Describes how a type is read; specialised below for the supported member types.
 template <class M, class = void>
@@ -110,6 +125,12 @@ struct ValueReader<std::vector<E>> {
       e.add(n.loc, p, "expected a " + type_name() + ", got " + n.describe());
       return std::nullopt;
     }
+    const int64_t most = f.max_items.value_or(kDefaultMaxListItems);
+    if (static_cast<int64_t>(n.items.size()) > most) {
+      e.add(n.loc, p, "expected a " + type_name() + " of at most " + std::to_string(most) + " items, got " +
+                          std::to_string(n.items.size()));
+      return std::nullopt;
+    }
     std::vector<E> out;
     bool ok = true;
     for (size_t i = 0; i < n.items.size(); ++i) {
@@ -150,6 +171,8 @@ class Schema final : public OptionsSchema {
       return *this;
     }
     Field& required() { info_.required = true; info_.default_yaml.clear(); return *this; }
+    Field& max_bytes(int64_t v) { info_.max_bytes = v; return *this; }
+    Field& max_items(int64_t v) { info_.max_items = v; return *this; }
 
    private:
     FieldInfo& info_;
@@ -174,6 +197,8 @@ class Schema final : public OptionsSchema {
     } else {
       info.type = ValueReader<M>::type_name();
       info.default_yaml = ValueReader<M>::yaml(defaults.*member);
+      if (info.type.find("string") != std::string::npos) info.max_bytes = kDefaultMaxStringBytes;
+      if (info.type.compare(0, 8, "list of ") == 0) info.max_items = kDefaultMaxListItems;
       set = [member](T& obj, const ConfigNode* n, const std::string& p, const FieldInfo& f, ErrorList& e) {
         if (auto v = ValueReader<M>::read(*n, p, f, e)) obj.*member = std::move(*v);
       };

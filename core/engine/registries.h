@@ -16,6 +16,10 @@ class RetrievalStrategy;
 class Benchmark;  // core/engine/benchmark.h
 
 struct Registries {
+  // Installs the rule that a retrieval strategy must fit its encoder (core/engine/memory_contract.h):
+  // each registers an EncoderProvides or RetrievalNeeds contract.
+  Registries();
+
   Registry<Backbone, const RuntimeOptions&> backbone{"backbone"};  // built on the runtime's device and dtype
   Registry<EncodingStrategy> encoding{"encoding strategy"};
   Registry<RetrievalStrategy> retrieval{"retrieval strategy"};

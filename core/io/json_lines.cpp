@@ -1,4 +1,5 @@
 #include "core/io/json_lines.h"
+#include "core/io/json_text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,8 @@ JsonLinesFile read_json_lines(const std::string& path) {
       continue;
     }
     try {
+      if (const std::string problem = json_limits_problem(line); !problem.empty())
+        throw std::runtime_error(path + ":" + std::to_string(n) + ": " + problem);
       file.lines.push_back({n, nlohmann::json::parse(line)});
     } catch (const nlohmann::json::exception& e) {
       if (!terminated) {

@@ -143,7 +143,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   // Scores as (block start s, score) in block order, 5 significant digits.
   const auto scored = [&](const std::map<int64_t, double>& scores) {
     std::vector<std::pair<double, double>> out;
-    for (const auto& [id, score] : scores) out.emplace_back(bank.info(id).start_time, std::stod(fmt::format("{:.5g}", score)));
+    for (const auto& [id, score] : scores) out.emplace_back(bank.info(id).start_time, round_significant(score, 5));
     return out;
   };
   r.retrieval_scores = scored(a.block_scores);

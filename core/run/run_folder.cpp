@@ -139,6 +139,9 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
         ::pwrite(lock_fd_, who.data(), who.size(), 0) != static_cast<ssize_t>(who.size()))
       throw std::runtime_error(lock + ": cannot write: " + std::strerror(errno));
 
+    // What an earlier svqa killed mid-write left: its files are rewritten whole, the temporaries never read.
+    for (const char* name : {"config.yaml", "models.json", "metrics.json", "scores.json"})
+      remove_stale_temporaries(dir + "/" + name);
     const bool answered = has_answers(dir + "/predictions.jsonl");
     check_config(dir, resolved, answered);
     check_models(dir, resolved, answered);

@@ -39,7 +39,8 @@ struct MemstreamAksOptions {
     s.field("n_local", &MemstreamAksOptions::n_local,
             "sliding window in tokens of the stream (full, not thinned, tokens); the paper's 17,000 "
             "(about 66 Qwen2.5-VL frame-features of 256 tokens)")
-        .min(1);
+        .min(1)
+        .max(kMaxTokensOption);
     s.field("mode", &MemstreamAksOptions::mode,
             "aks: the k tokens least similar to the previous frame-feature (the paper's); dilated: every s-th "
             "row and column of the token grid (App. D.1 A.2); uniform_frames: every r-th frame-feature whole (A.3)")
@@ -47,10 +48,12 @@ struct MemstreamAksOptions {
     s.field("compression", &MemstreamAksOptions::compression,
             "r: the window keeps 1/r of each frame-feature's tokens (aks, dilated) or 1/r of the frame-features "
             "(uniform_frames); the paper's final ≈16×")
-        .min(1);
+        .min(1)
+        .max(1e6);
     s.field("keep", &MemstreamAksOptions::keep,
             "aks: tokens kept per window frame-feature, overriding compression; 0: max(1, round(N / compression))")
-        .min(0);
+        .min(0)
+        .max(kMaxTokensOption);
     s.field("similarity", &MemstreamAksOptions::similarity,
             "aks: concat_heads: cosine of the token's keys with all kv heads concatenated; per_kv_head: the mean "
             "over kv heads of each head's cosine (one token set for all heads either way)")

@@ -13,6 +13,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
                                            const std::vector<at::Tensor>& past_keys,
                                            const std::vector<at::Tensor>& past_values,
                                            const std::vector<std::pair<int64_t, double>>& attention_layers) {
+  if (blocks.empty()) return {};  // a unit with segments only: nothing of its own to prefill
   const auto device = backbone.device();
   const auto dtype = backbone.dtype();
   const int64_t layers = backbone.num_layers();

@@ -44,7 +44,8 @@ void MukvOptions::declare(Schema<MukvOptions>& s) {
       .one_of({"bands", "quadrants"});
   s.field("segment_frames", &MukvOptions::segment_frames,
           "F: frames per segment block (paper 4); a multiple of the backbone's frames per visual unit")
-      .min(1);
+      .min(1)
+        .max(4096);
   s.field("context", &MukvOptions::context,
           "isolated: every block prefilled over the sinks only (the reference); same_granularity: over the sinks "
           "and the kept tokens of the earlier blocks of its granularity (the paper's wording)")

@@ -1,7 +1,10 @@
 #include "strategies/encoding/register_builtin.h"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 
+#include "core/engine/memory_contract.h"
 #include "strategies/encoding/fresh_frames.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/mukv_multigrain.h"
@@ -9,21 +12,47 @@
 #include "strategies/encoding/streamkv_segments.h"
 
 namespace svqa {
+namespace {
 
-// Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE).
+// ReKV's frame blocks with a mean-key representative in every layer (Mem-Stream stores the same).
+EncoderProvides rekv_frames() { return {Representatives::MeanKeyEveryLayer, {Granularity::Frame}}; }
+
+EncoderProvides mukv_provides(const MukvOptions& o) {
+  EncoderProvides p{Representatives::RotatedKeyLastLayer, {}};
+  for (const auto g : {Granularity::Patch, Granularity::Frame, Granularity::Segment})
+    if (std::count(o.granularities.begin(), o.granularities.end(), granularity_name(g))) p.granularities.insert(g);
+  return p;
+}
+
+EncoderProvides streamkv_provides(const StreamkvOptions& o) {
+  EncoderProvides p = rekv_frames();
+  if (o.summary) p.granularities.insert(Granularity::Summary);
+  return p;
+}
+
+}  // namespace
+
+// Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
+// what its blocks provide to retrieval: core/engine/memory_contract.h).
 void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
+  using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
-      [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE);
+      [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE,
+      Provides([](const RekvOptions&) { return rekv_frames(); }));
   registry.add<MukvOptions>("mukv_multigrain", "MuKV: patch/frame/segment blocks, each prefilled alone, dual-signal token compression",
-      [](const MukvOptions& o) { return std::make_unique<MukvMultigrain>(o); }, SVQA_HERE);
+      [](const MukvOptions& o) { return std::make_unique<MukvMultigrain>(o); }, SVQA_HERE,
+      std::function<EncoderProvides(const MukvOptions&)>(mukv_provides));
   registry.add<StreamkvOptions>("streamkv_segments",
       "StreamKV: semantic segments with summary frames, guidance-prompt compression per layer",
-      [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE);
+      [](const StreamkvOptions& o) { return std::make_unique<StreamkvSegments>(o); }, SVQA_HERE,
+      std::function<EncoderProvides(const StreamkvOptions&)>(streamkv_provides));
   registry.add<MemstreamAksOptions>("memstream_aks", "Mem-Stream: ReKV's window thinned by Adaptive Key Selection",
-      [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE);
+      [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE,
+      std::function<EncoderProvides(const MemstreamAksOptions&)>([](const MemstreamAksOptions&) { return rekv_frames(); }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
-      [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE);
+      [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,
+      std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return rekv_frames(); }));
 }
 
 }  // namespace svqa

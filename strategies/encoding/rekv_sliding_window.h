@@ -24,7 +24,7 @@ struct RekvOptions {
     s.field("n_local", &RekvOptions::n_local,
             "local attention window in tokens; ReKV's default 15000 (about 76 LLaVA-OV frames)")
         .min(1)
-        .max(int64_t{1} << 24);
+        .max(kMaxTokensOption);
     declare_window_rules(s);
     s.field("answer_fallback", &RekvOptions::answer_fallback,
             "past n_local context tokens the answer attends to the sinks + a sliding window of n_local, as "

@@ -23,17 +23,20 @@ const char* const kStreamkvGuidancePrompt =
     "current event state from similar past/future states.";
 
 void StreamkvOptions::declare(Schema<StreamkvOptions>& s) {
-  s.field("n_local", &StreamkvOptions::n_local, "local attention window in tokens (reference: 15000)").min(1);
+  s.field("n_local", &StreamkvOptions::n_local, "local attention window in tokens (reference: 15000)").min(1)
+        .max(kMaxTokensOption);
   declare_window_rules(s);
   s.field("segment_mode", &StreamkvOptions::segment_mode,
           "semantic: cut where adjacent frames differ (cosine of token means ≤ segment_theta); uniform: every "
           "max_segment_size frames (the paper's ablation)")
       .one_of({"semantic", "uniform"});
   s.field("min_segment_size", &StreamkvOptions::min_segment_size, "m: frames a segment holds before a cut is allowed")
-      .min(1);
+      .min(1)
+        .max(kMaxBlocksOption);
   s.field("max_segment_size", &StreamkvOptions::max_segment_size,
           "M: entries a segment holds; a full segment merges its most similar adjacent pair")
-      .min(1);
+      .min(1)
+        .max(kMaxBlocksOption);
   s.field("segment_theta", &StreamkvOptions::segment_theta, "θ: a cut needs the adjacent-frame cosine ≤ θ")
       .min(-1)
       .max(1);
@@ -46,7 +49,8 @@ void StreamkvOptions::declare(Schema<StreamkvOptions>& s) {
       .max(1);
   s.field("compress_temp", &StreamkvOptions::compress_temp,
           "spread of per-layer keep counts: bounds [max(1, T·keep·(1 − t)), min(T, T·keep·(1 + t))]")
-      .min(0);
+      .min(0)
+        .max(100);
   s.field("layer_adaptive", &StreamkvOptions::layer_adaptive,
           "true: layer-adaptive keep counts from the guidance scores; false: every layer keeps max(1, ⌊T·keep⌋)");
   s.field("guidance_prompt", &StreamkvOptions::guidance_prompt,

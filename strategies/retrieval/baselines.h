@@ -21,7 +21,8 @@ struct FullContextOptions {
 struct FrameCountOptions {
   int64_t retrieve_size = 64;
   static void declare(Schema<FrameCountOptions>& s) {
-    s.field("retrieve_size", &FrameCountOptions::retrieve_size, "frame blocks to take").min(1);
+    s.field("retrieve_size", &FrameCountOptions::retrieve_size, "frame blocks to take").min(1)
+        .max(kMaxBlocksOption);
   }
 };
 

@@ -10,7 +10,7 @@ namespace svqa {
 
 ExternalRetrieval::ExternalRetrieval(const ExternalRetrievalOptions& options)
     : ExternalRetrieval(options, std::make_shared<ImageTextModel>(
-                                     options.model, at::Device(options.device.empty() ? "cpu" : options.device))) {}
+                                     options.model, require_device_support(options.device, "retrieval.options.device"))) {}
 
 ExternalRetrieval::ExternalRetrieval(const ExternalRetrievalOptions& options, std::shared_ptr<ImageTextModel> model)
     : options_(options), frames_(std::move(model)) {}

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/runtime.h"
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
 #include "strategies/retrieval/frame_embeddings.h"
@@ -27,12 +28,14 @@ struct ExternalRetrievalOptions {
     s.field("model", &ExternalRetrievalOptions::model,
             "image-text export directory (python -m models.export.image_text), e.g. SigLIP-so400m")
         .required();
-    s.field("retrieve_size", &ExternalRetrievalOptions::retrieve_size, "frames retrieved (ReKV r)").min(1);
+    s.field("retrieve_size", &ExternalRetrievalOptions::retrieve_size, "frames retrieved (ReKV r)").min(1)
+        .max(kMaxBlocksOption);
     s.field("chunk_size", &ExternalRetrievalOptions::chunk_size,
             "consecutive frames scored as one group by their mean similarity (ReKV b)")
-        .min(1);
+        .min(1)
+        .max(kMaxBlocksOption);
     s.field("device", &ExternalRetrievalOptions::device, "device the image-text model runs on; empty: cpu")
-        .matches("|cpu|cuda|cuda:[0-9]+", "empty, cpu, cuda or cuda:N");
+        .matches(std::string("|") + kDevicePattern, std::string("empty (cpu), ") + kDevicePatternDoc);
   }
 };
 

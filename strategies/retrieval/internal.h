@@ -21,10 +21,12 @@ struct InternalRetrievalOptions {
   std::string similarity = "dot";
   static void declare(Schema<InternalRetrievalOptions>& s) {
     s.field("retrieve_size", &InternalRetrievalOptions::retrieve_size, "blocks (frames) retrieved per layer (ReKV r)")
-        .min(1);
+        .min(1)
+        .max(kMaxBlocksOption);
     s.field("chunk_size", &InternalRetrievalOptions::chunk_size,
             "consecutive blocks scored as one group (ReKV b); must divide retrieve_size")
-        .min(1);
+        .min(1)
+        .max(kMaxBlocksOption);
     s.field("similarity", &InternalRetrievalOptions::similarity,
             "dot: the reference code's unnormalised product; cosine: the paper's formula")
         .one_of({"dot", "cosine"});

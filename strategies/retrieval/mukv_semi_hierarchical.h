@@ -23,9 +23,12 @@ namespace svqa {
 struct MukvBlockCounts {
   int64_t patch = 20, frame = 32, segment = 12;
   static void declare(Schema<MukvBlockCounts>& s) {
-    s.field("patch", &MukvBlockCounts::patch, "k: patch blocks brought back (paper 20)").min(0);
-    s.field("frame", &MukvBlockCounts::frame, "k: frame blocks brought back (paper 32)").min(0);
-    s.field("segment", &MukvBlockCounts::segment, "k: segment blocks brought back (paper 12)").min(0);
+    s.field("patch", &MukvBlockCounts::patch, "k: patch blocks brought back (paper 20)").min(0)
+        .max(kMaxBlocksOption);
+    s.field("frame", &MukvBlockCounts::frame, "k: frame blocks brought back (paper 32)").min(0)
+        .max(kMaxBlocksOption);
+    s.field("segment", &MukvBlockCounts::segment, "k: segment blocks brought back (paper 12)").min(0)
+        .max(kMaxBlocksOption);
   }
 };
 
@@ -57,11 +60,13 @@ struct MukvRetrievalOptions {
     s.field("lambda", &MukvRetrievalOptions::lambda, "λ per granularity (segments keep their own score)");
     s.field("over_retrieve", &MukvRetrievalOptions::over_retrieve,
             "candidates per granularity before the rerank, as a multiple of k (reference 2)")
-        .min(1);
+        .min(1)
+        .max(1000);
     s.field("context_segments", &MukvRetrievalOptions::context_segments,
             "N: best of the over_retrieve·k_segment shortlisted segments whose mean representative is the rerank "
             "context (reference rerank_top_n 5)")
-        .min(1);
+        .min(1)
+        .max(kMaxBlocksOption);
     s.field("query", &MukvRetrievalOptions::query,
             "last_key: the last question token's last-layer key (reference); mean_query: the mean last-layer "
             "query over the question, query heads averaged per kv head (paper Eq. 6)")

@@ -11,7 +11,7 @@ namespace svqa {
 
 RrfMixture::RrfMixture(const RrfMixtureOptions& options)
     : RrfMixture(options, std::make_shared<ImageTextModel>(
-                              options.model, at::Device(options.device.empty() ? "cpu" : options.device))) {}
+                              options.model, require_device_support(options.device, "retrieval.options.device"))) {}
 
 RrfMixture::RrfMixture(const RrfMixtureOptions& options, std::shared_ptr<ImageTextModel> model)
     : options_(options), frames_(std::move(model)) {}

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/runtime.h"
 #include "core/config/schema.h"
 #include "core/engine/strategy.h"
 #include "strategies/retrieval/frame_embeddings.h"
@@ -38,23 +39,27 @@ struct RrfMixtureOptions {
             "paper, CLIP ViT-L or SigLIP as alternatives")
         .required();
     s.field("device", &RrfMixtureOptions::device, "device the external expert runs on; empty: cpu")
-        .matches("|cpu|cuda|cuda:[0-9]+", "empty, cpu, cuda or cuda:N");
+        .matches(std::string("|") + kDevicePattern, std::string("empty (cpu), ") + kDevicePatternDoc);
     s.field("retrieve_size", &RrfMixtureOptions::retrieve_size,
             "blocks (frame-features) retrieved per layer; the paper's 64 (about 128 frames, 17K tokens)")
-        .min(1);
+        .min(1)
+        .max(kMaxBlocksOption);
     s.field("fusion", &RrfMixtureOptions::fusion,
             "rrf: reciprocal-rank fusion per layer (the paper's); l2_concat: cosine of the concatenated "
             "L2-normalised embeddings of both experts (the early fusion it rejects)")
         .one_of({"rrf", "l2_concat"});
     s.field("k", &RrfMixtureOptions::k,
             "RRF constant in w / (k + rank); the paper leaves it unstated, 60 is Cormack et al.'s")
-        .min(0);
+        .min(0)
+        .max(kMaxWeightOption);
     s.field("internal_weight", &RrfMixtureOptions::internal_weight,
             "weight of the internal (ReKV) ranking; the paper's equal weights: 1")
-        .min(0);
+        .min(0)
+        .max(kMaxWeightOption);
     s.field("external_weight", &RrfMixtureOptions::external_weight,
             "weight of the external (image-text) ranking; the paper's equal weights: 1")
-        .min(0);
+        .min(0)
+        .max(kMaxWeightOption);
     s.field("similarity", &RrfMixtureOptions::similarity,
             "internal expert's score: dot (ReKV's code) or cosine (its paper); l2_concat always uses cosine")
         .one_of({"dot", "cosine"});

@@ -11,16 +11,20 @@ namespace svqa {
 void StreamkvRetrievalOptions::declare(Schema<StreamkvRetrievalOptions>& s) {
   s.field("retrieve_size", &StreamkvRetrievalOptions::retrieve_size,
           "blocks per layer on average (the total is layers × retrieve_size); the probe pass takes this many")
-      .min(1);
+      .min(1)
+        .max(kMaxBlocksOption);
   s.field("retrieve_temp", &StreamkvRetrievalOptions::retrieve_temp,
           "spread of per-layer counts: bounds [max(r·(1 − t), 1), min(r·(1 + t), max_per_layer)]")
-      .min(0);
+      .min(0)
+        .max(100);
   s.field("retrieve_local", &StreamkvRetrievalOptions::retrieve_local,
           "always take each layer's most recent local_size blocks");
-  s.field("local_size", &StreamkvRetrievalOptions::local_size, "recent blocks always taken (reference: 8)").min(1);
+  s.field("local_size", &StreamkvRetrievalOptions::local_size, "recent blocks always taken (reference: 8)").min(1)
+        .max(kMaxBlocksOption);
   s.field("max_per_layer", &StreamkvRetrievalOptions::max_per_layer,
           "upper bound of a layer's count (reference: 128, its GPU block cache)")
-      .min(1);
+      .min(1)
+        .max(kMaxBlocksOption);
   s.field("layer_adaptive", &StreamkvRetrievalOptions::layer_adaptive,
           "true: probe pass, then layer-adaptive counts; false: one pass, every layer takes retrieve_size");
 }

@@ -32,7 +32,7 @@ def test_config_error_is_one_located_line_and_exit_2(svqa_bin, root, tmp_path):
     exp.write_text("runtime:\n  threads: ten\n")
     r = svqa(svqa_bin, root, "validate", str(exp))
     assert r.returncode == 2
-    assert r.stderr == f'{exp}:2:12: runtime.threads: expected a non-negative integer, got "ten"\n'
+    assert r.stderr == f'{exp}:2:12: runtime.threads: expected an integer in [0, 1024], got "ten"\n'
     assert r.stdout == ""
 
 
@@ -54,7 +54,7 @@ def test_override_keeps_commas(svqa_bin, root):
     # A list value must reach the schema whole, not split by the option parser.
     r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--set", "runtime.threads=[1,2]")
     assert r.returncode == 2
-    assert r.stderr == '--set runtime.threads=[1,2]: runtime.threads: expected a non-negative integer, got a list\n'
+    assert r.stderr == '--set runtime.threads=[1,2]: runtime.threads: expected an integer in [0, 1024], got a list\n'
 
 
 def test_missing_file_and_usage_errors(svqa_bin, root):

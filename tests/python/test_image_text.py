@@ -4,6 +4,7 @@ padding="max_length", truncation=True on tricky strings, the same L2-normalised 
 embeddings (fp32, ≤ 1e-4); broken exports are one-line errors. CLIP and PE-Core: test_image_text_clip.py."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,7 @@ TEXTS = [
 
 
 def run(args, **kw):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +111,14 @@ def test_broken_exports_are_one_line_errors(svqa_bin, export, tmp_path):
     write(format="svqa-export")
     fails(broken, "a Video-LLM export, not an image-text model")
     write(text={**manifest["text"], "max_length": "64"})
-    fails(broken, "text.max_length: expected an integer >= 1")
+    fails(broken, "text.max_length: expected an integer in [1, 8192]")
+    write(text={**manifest["text"], "max_length": 10**12})  # once a std::bad_alloc per question, rc 0
+    fails(broken, "text.max_length: expected an integer in [1, 8192], got 1000000000000")
+    write()
+    (broken / "manifest.json").unlink()
+    os.mkfifo(broken / "manifest.json")  # once blocked forever
+    fails(broken, f"{broken / 'manifest.json'}: is a FIFO (named pipe), expected a JSON file")
+    (broken / "manifest.json").unlink()
     write()
     (broken / "image.pt").unlink()
     fails(broken, f"{broken / 'image.pt'}: missing (listed in {broken / 'manifest.json'} as files.image")

@@ -96,3 +96,27 @@ def test_real_shape_quick_run_reports_vision_and_llm_against_their_floors(root, 
     assert positive(s["memory"]["weights_bytes"]) and positive(s["memory"]["x_weights_bank_and_window"])
     assert positive(s["memory"]["vision"]["x_one_plus_features"])
     assert "vision call:" in table.stdout and "× floor" in table.stdout
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--frames", "0"], "--frames: expected 1 to 1000000, got 0"),
+    (["--fps", "0"], "--fps: expected a rate above 0, at most 1000, got 0.0"),
+    (["--fps", "2000"], "--fps: expected a rate above 0, at most 1000, got 2000.0"),
+    (["--dtype", "int8"], "--dtype: expected float32, float16 or bfloat16 (or none: the export's), got int8"),
+    (["--device", "cuda:99999999999999999999"], "--device: expected cpu, cuda, cuda:N (N < 128) or mps"),
+    (["--ttft-repeats", "0"], "--ttft-repeats: expected 1 to 1000, got 0"),
+    (["stray"], "unexpected argument 'stray'"),
+])
+def test_svqa_bench_refuses_options_out_of_bounds_before_loading(svqa_bin, tmp_path, args, error):
+    bench = svqa_bin.parent / "svqa_bench"
+    r = subprocess.run([bench, "--export", tmp_path / "no-export", *args], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr
+    assert r.stderr.startswith("svqa_bench: " + error), r.stderr
+
+
+def test_svqa_bench_json_into_a_directory_fails_before_the_run(svqa_bin, tmp_path):
+    bench = svqa_bin.parent / "svqa_bench"
+    r = subprocess.run([bench, "--export", tmp_path / "no-export", "--json", tmp_path], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1
+    assert r.stderr == f"svqa_bench: --json {tmp_path}: is a directory, expected the file to write\n"
