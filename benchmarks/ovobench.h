@@ -27,7 +27,8 @@ struct OvoBenchOptions {
             "directory the `video` paths are under (the official src_videos); empty: the file's own");
     s.field("video_path_keep", &OvoBenchOptions::video_path_keep,
             "trailing components of `video` kept under video_root (0: the whole path)")
-        .min(0);
+        .min(0)
+        .max(255);
   }
 };
 

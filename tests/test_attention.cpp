@@ -184,7 +184,7 @@ TEST_CASE("interleaved mRoPE (Qwen3-VL) takes slot i from h at i%3==1, w at i%3=
   RotaryEmbedding rope(d, 10000.0, {6, 5, 5}, MropeLayout::Interleaved);
   const auto inv = 1.0 / at::pow(10000.0, at::arange(0, d, 2, at::kDouble) / double(d));
   const auto pos = at::stack({at::full({1}, 5, at::kLong), at::full({1}, 7, at::kLong), at::full({1}, 9, at::kLong)});
-  const auto c = rope.tables(pos, at::kFloat).cos[0];
+  const auto c = rope.tables(pos).cos[0];
   int64_t h = 0, w = 0;
   for (int64_t slot = 0; slot < d / 2; ++slot) {
     const bool is_h = slot % 3 == 1 && slot < 15, is_w = slot % 3 == 2 && slot < 15;
@@ -195,7 +195,7 @@ TEST_CASE("interleaved mRoPE (Qwen3-VL) takes slot i from h at i%3==1, w at i%3=
   }
   CHECK((h == 5 && w == 5));
   // The blocks layout with the same sections puts other slots on h and w.
-  const auto blocks = RotaryEmbedding(d, 10000.0, {6, 5, 5}).tables(pos, at::kFloat).cos[0];
+  const auto blocks = RotaryEmbedding(d, 10000.0, {6, 5, 5}).tables(pos).cos[0];
   CHECK_FALSE(at::allclose(blocks, c));
   CHECK_THROWS_WITH(RotaryEmbedding(d, 1e4, {16}, MropeLayout::Interleaved), Catch::Contains("has 3 entries"));
 }

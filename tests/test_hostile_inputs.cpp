@@ -14,7 +14,7 @@
 
 #include "benchmarks/annotated_benchmark.h"
 #include "benchmarks/annotation_reader.h"
-#include "benchmarks/prediction_records.h"
+#include "core/run/prediction_record.h"
 #include "core/cli/builtin_registries.h"
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
@@ -144,7 +144,7 @@ TEST_CASE("a JSON file that is a FIFO or a directory is refused at once, not rea
   CHECK_THROWS_WITH(read_json_file(dir.string()), dir.string() + ": is a directory, expected a JSON file");
 }
 
-TEST_CASE("--shard takes exactly i/N", "[hostile]") {
+TEST_CASE("svqa grid --shard takes exactly i/N", "[hostile]") {
   CHECK(parse_shard("1/2") == std::make_pair<int64_t, int64_t>(1, 2));
   for (const char* bad : {"0/2/3", "1/2x", "+1/2", " 1/2", "1/ 2", "-0/2", "0/0", "2/2", "0/99999999999999999999", "0x1/2"}) {
     INFO(bad);
@@ -325,7 +325,7 @@ TEST_CASE("a subnormal or huge fused score round-trips through the record", "[ho
   CHECK(r.retrieval_scores[0].second == Approx(1e-308).epsilon(1e-4));
   CHECK(r.retrieval_scores[1].second == huge);
   CHECK(r.retrieval_scores[2].second > 0);
-  const PredictionRecord back = prediction_from_json(nlohmann::json::parse(to_json(r).dump()), "test");
+  const PredictionRecord back = record_from_json(nlohmann::json::parse(to_json(r).dump()), "test");
   CHECK(back.retrieval_scores == r.retrieval_scores);
 }
 

@@ -91,7 +91,7 @@ void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& questi
   t0 = std::chrono::steady_clock::now();
   std::vector<WindowInput> inputs;
   int64_t tokens = n_init;
-  for (const auto& u : units) inputs.push_back({u.tokens, u.positions}), tokens += u.tokens.size(0);
+  for (const auto& u : units) inputs.push_back({u.tokens, u.positions, u.deepstack}), tokens += u.tokens.size(0);
   window_ = std::make_unique<SlidingWindow>(tokens);
   window_->begin(backbone, sink_ids_);
   auto outputs = window_->prefill(backbone, inputs);
