@@ -56,7 +56,7 @@ def test_every_pair_runs_or_is_refused_naming_both(setup, svqa_bin):
             exp.write_text(f"""
 name: {name}
 backbone: {{type: torchscript, options: {{export: {export}}}}}
-encoding: {{type: {enc}, options: {{{'n_local: 60' if enc != 'mukv_multigrain' else ''}}}}}
+encoding: {{type: {enc}, options: {{{'n_local: 60' if enc not in ('mukv_multigrain', 'fresh_frames') else ''}}}}}
 retrieval: {retrieval_section(ret, siglip)}
 benchmark: {{type: stream_list, options: {{annotations: {work / 'streams.json'}}}}}
 stream: {{fps: 1, chunk_frames: 4, max_new_tokens: 2}}
@@ -88,18 +88,18 @@ output: {{dir: {work / 'results'}}}
 
 
 def test_options_decide_a_pair_mukv_granularities(setup, svqa_bin, root):
-    """recent/uniform bring back frame blocks: with MuKV storing segments only, the pair is refused."""
+    """bank_recent/bank_uniform bring back frame blocks: with MuKV storing segments only, the pair is refused."""
     work, export, _ = setup
     exp = work / "segments_recent.yaml"
     exp.write_text(f"""
 backbone: {{type: torchscript, options: {{export: {export}}}}}
 encoding: {{type: mukv_multigrain, options: {{granularities: [segment]}}}}
-retrieval: {{type: recent}}
+retrieval: {{type: bank_recent}}
 """)
     v = run([svqa_bin, "validate", exp])
     assert v.returncode == 2
-    assert v.stderr == (f"{exp}:4:19: retrieval.type: recent cannot read the blocks of encoding.type mukv_multigrain: "
-                        "recent (with these options) brings back only frame blocks, mukv_multigrain (with these "
+    assert v.stderr == (f"{exp}:4:19: retrieval.type: bank_recent cannot read the blocks of encoding.type mukv_multigrain: "
+                        "bank_recent (with these options) brings back only frame blocks, mukv_multigrain (with these "
                         "options) stores segment\n")
     hier = run([svqa_bin, "validate", exp, "--set", "retrieval={type: mukv_semi_hierarchical, options: {mode: hierarchical}}",
                 "--set", "encoding.options.granularities=[patch, frame]"])
