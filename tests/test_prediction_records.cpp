@@ -18,6 +18,8 @@
 #include "benchmarks/predictions.h"
 #include "core/io/json_lines.h"
 #include "core/run/prediction_log.h"
+#include "core/run/run_closing.h"
+#include "core/io/unicode_text.h"
 
 namespace svqa {
 namespace {
@@ -192,6 +194,21 @@ TEST_CASE("the prediction log resumes: a torn line is cut, a lost newline restor
     log.append(r);
   }
   CHECK(read_all(lost_newline) == line + "\n" + to_json(r).dump() + "\n");
+}
+
+TEST_CASE("the run table cuts answers and ids on UTF-8 boundaries", "[records]") {
+  // A random-weight model's answer of U+FFFD characters was cut inside one by byte, and the table
+  // that `svqa run` prints was then invalid UTF-8 (Python's subprocess refused to decode it).
+  PredictionRecord r = answered_record();
+  r.stream = "流";
+  r.question_id = "问题问题问题问题问题问题";
+  r.output = "\x14 left answer\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd";
+  std::ostringstream table;
+  print_run_table({r}, table);
+  CHECK(utf8_lossy(table.str()) == table.str());
+  CHECK(utf8_prefix("a\xef\xbf\xbd", 3) == "a");
+  CHECK(utf8_prefix("a\xef\xbf\xbd", 4) == "a\xef\xbf\xbd");
+  CHECK(utf8_prefix("abc", 10) == "abc");
 }
 
 }  // namespace svqa

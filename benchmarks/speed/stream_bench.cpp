@@ -128,7 +128,13 @@ bool is_mukv(const StreamBenchOptions& o) {
 }
 
 std::unique_ptr<EncodingStrategy> make_encoder(const StreamBenchOptions& o) {
-  if (is_mukv(o)) return std::make_unique<MukvMultigrain>(MukvOptions{});
+  if (is_mukv(o)) {
+    // The harness hands frames over one unit at a time, and `drop` (the default) cuts segments per
+    // encode call as the reference does per 64-frame chunk: every segment would be dropped here.
+    MukvOptions mukv;
+    mukv.segment_leftovers = "carry";
+    return std::make_unique<MukvMultigrain>(mukv);
+  }
   return std::make_unique<RekvSlidingWindow>(RekvOptions{o.n_local});
 }
 

@@ -102,4 +102,11 @@ std::string python_strip(const std::string& s) {
   return s.substr(begin, end - begin);
 }
 
+std::string utf8_prefix(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // s[n] continues a sequence
+  return s.substr(0, n);
+}
+
 }  // namespace svqa

@@ -11,6 +11,10 @@ namespace svqa {
 // "substitution of maximal subparts" practice that Python and Rust follow): valid input is unchanged.
 std::string utf8_lossy(const std::string& bytes);
 
+// The longest prefix of `s` of at most `max_bytes` bytes that does not cut a UTF-8 sequence (for
+// table columns: a byte cut leaves invalid UTF-8 that a reader decoding the output refuses).
+std::string utf8_prefix(const std::string& s, size_t max_bytes);
+
 // Decodes the code point at s[i] and advances i past it; an invalid sequence reads as U+FFFD.
 char32_t next_code_point(const std::string& s, size_t& i);
 

@@ -8,6 +8,7 @@
 #include "benchmarks/scoring.h"
 #include "core/io/atomic_file.h"
 #include "core/io/format.h"
+#include "core/io/unicode_text.h"
 
 namespace svqa {
 
@@ -74,7 +75,7 @@ void print_run_table(const std::vector<PredictionRecord>& records, std::ostream&
                      "enc/ret/pre/dec s");
   for (const auto& r : records) {
     const std::string id = r.stream + "/" + r.question_id;
-    log << fmt::format("{:<22}{:<8}", id.substr(0, 21), r.time ? fmt::format("{:.1f}", *r.time) : std::string("end"));
+    log << fmt::format("{:<22}{:<8}", utf8_prefix(id, 21), r.time ? fmt::format("{:.1f}", *r.time) : std::string("end"));
     if (!r.answered()) {
       log << "error: " << r.error << "\n";
       continue;
@@ -89,7 +90,7 @@ void print_run_table(const std::vector<PredictionRecord>& records, std::ostream&
     const RecordTiming t = r.timing.value_or(RecordTiming{});
     const RecordMemory m = r.memory.value_or(RecordMemory{});
     log << fmt::format("{:<24}{:<30}{:<26}{} tok, {:.1f} MiB RAM, {:.1f} MiB disk\n",
-                       nlohmann::json(r.output).dump().substr(0, 23), times,
+                       utf8_prefix(nlohmann::json(r.output).dump(), 23), times,
                        fmt::format("{:.2f}/{:.2f}/{:.2f}/{:.2f}", t.encode_s, t.retrieve_s, t.prefill_s, t.decode_s),
                        m.tokens, static_cast<double>(m.ram_bytes) / 1048576.0,
                        static_cast<double>(m.disk_bytes) / 1048576.0);

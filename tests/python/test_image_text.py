@@ -22,8 +22,8 @@ TEXTS = [
 ]
 
 
-def run(args, **kw):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120, **kw)
+def run(args, timeout=120, **kw):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
 @pytest.fixture(scope="module")

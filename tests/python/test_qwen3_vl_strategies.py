@@ -15,8 +15,8 @@ STREAM = "{fps: 1, chunk_frames: 4, max_new_tokens: 6}"
 # encoding, retrieval
 RUNS = {
     "rekv": ("{type: rekv_sliding_window, options: {n_local: 40}}", "{type: internal, options: {retrieve_size: 3}}"),
-    "rekv_recent": ("{type: rekv_sliding_window, options: {n_local: 40}}", "{type: recent, options: {frames: 2}}"),
-    "rekv_uniform": ("{type: rekv_sliding_window, options: {n_local: 40}}", "{type: uniform, options: {frames: 2}}"),
+    "rekv_recent": ("{type: rekv_sliding_window, options: {n_local: 40}}", "{type: bank_recent, options: {retrieve_size: 2}}"),
+    "rekv_uniform": ("{type: rekv_sliding_window, options: {n_local: 40}}", "{type: bank_uniform, options: {retrieve_size: 2}}"),
     "memstream_aks": ("{type: memstream_aks, options: {n_local: 40}}", "{type: internal, options: {retrieve_size: 3}}"),
     "mukv": ("{type: mukv_multigrain, options: {segment_frames: 4}}", "{type: mukv_semi_hierarchical}"),
     "mukv_quadrants": ("{type: mukv_multigrain, options: {segment_frames: 4, patch_layout: quadrants}}",

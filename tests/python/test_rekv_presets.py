@@ -38,7 +38,8 @@ def test_paper_preset_differs_from_the_code_preset_only_where_the_paper_says_oth
     paper = resolved(svqa_bin, root, tmp_path, "rekv_paper.yaml")
     assert (code["runtime"]["dtype"], paper["runtime"]["dtype"]) == ("float16", "bfloat16")
     assert (code["retrieval"]["options"]["similarity"], paper["retrieval"]["options"]["similarity"]) == ("dot", "cosine")
+    assert (code["label"], paper["label"]) == ("ReKV", "ReKV (paper)")  # display names in the report
     for config in (code, paper):
         del config["runtime"]["dtype"], config["retrieval"]["options"]["similarity"]
-        config.pop("name", None)
+        config.pop("name", None), config.pop("label")
     assert code == paper
