@@ -18,10 +18,12 @@ TIMES = {"s1": [11.0, 29.0], "s2": [17.0, 39.0]}
 
 
 def point_to_tiny(node, pe_core):
-    """Every external expert of the file at the tiny PE-Core, on the CPU, and budgets of 4 blocks."""
+    """Every external expert of the file at the tiny PE-Core, on the CPU, and budgets of 4 blocks (or frames)."""
     if isinstance(node, dict):
         if node.get("type") == "rrf_mixture":
             node["options"].update(model=str(pe_core), device="")
+        if node.get("type") == "fresh_frames":  # 4 frames fed at each question, both samplings
+            node.setdefault("options", {})["frames"] = 4
         if "retrieve_size" in node:
             node["retrieve_size"] = 4
         if "local_size" in node:
