@@ -21,12 +21,18 @@ STRATEGIES = {
                           "segment_theta: 0.999, keep_fraction: 0.5}}",
                           "{type: streamkv_layer_adaptive, options: {retrieve_size: 3, local_size: 2}}", "llava_onevision"),
 }
+# Strategies with no stream memory to spill (the question's own bank stays in RAM): in the kill trials,
+# not in the disk tier's.
+UNSPILLED = {
+    "fresh_frames_uniform": ("{type: fresh_frames, options: {sampling: uniform, frames: 3}}",
+                             "{type: full_context}", "llava_onevision"),
+}
 PROTOCOLS = ["streaming", "reencode_per_question"]
 
 
 def write_experiment(path, name, strategy, export, annotations, results, protocol="streaming", spill_dir=None,
                      retrieval=None):
-    encoding, default_retrieval, _ = STRATEGIES[strategy]
+    encoding, default_retrieval, _ = {**STRATEGIES, **UNSPILLED}[strategy]
     retrieval = retrieval or default_retrieval
     spill = f", spill_dir: {spill_dir}" if spill_dir else ""
     path.write_text(f"""
@@ -84,6 +90,10 @@ def records(results_dir):
     for line in (results_dir / "predictions.jsonl").read_text().splitlines():
         rec = json.loads(line)
         rec.pop("timing", None)
+        for section in rec.get("extra", {}).values():  # a strategy's own seconds (fresh_frames' vision_s, prefill_s)
+            if isinstance(section, dict):
+                for key in [k for k in section if k.endswith("_s")]:
+                    del section[key]
         assert rec["question_id"] not in out, f"{rec['question_id']} recorded twice"
         out[rec["question_id"]] = rec
     return out

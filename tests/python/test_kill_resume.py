@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from resume_runs import PROTOCOLS, STRATEGIES, records, run, write_experiment
+from resume_runs import PROTOCOLS, STRATEGIES, UNSPILLED, records, run, write_experiment
 
 # 11 questions over a 26 s video at 0.5 fps, 1 to 3 frames apart: MuKV's 4-frame segments and
 # StreamKV's segments are open at most of them.
@@ -34,9 +34,9 @@ def video(tmp_path_factory, svqa_bin):
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@pytest.mark.parametrize("strategy", list(STRATEGIES))
+@pytest.mark.parametrize("strategy", list(STRATEGIES) + list(UNSPILLED))
 def test_killed_at_any_record_a_rerun_gives_the_uninterrupted_records(video, svqa_bin, tiny_export, strategy, protocol):
-    export = tiny_export(STRATEGIES[strategy][2])
+    export = tiny_export({**STRATEGIES, **UNSPILLED}[strategy][2])
     root = video / f"{strategy}-{protocol}"
     root.mkdir()
     exp = write_experiment(root / "exp.yaml", "run", strategy, export, video / "streams.json", root / "unused", protocol)
