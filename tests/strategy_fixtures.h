@@ -25,9 +25,9 @@
 #include "core/engine/stream_types.h"
 #include "core/memory/kv_block.h"
 #include "core/memory/memory_bank.h"
-#include "models/backbone.h"
-#include "models/frame_source.h"
-#include "models/image_text_model.h"
+#include "models/backbones/backbone.h"
+#include "models/video/frame_source.h"
+#include "models/image_text/image_text_model.h"
 
 namespace svqa::test {
 

@@ -12,7 +12,7 @@
 #include <numeric>
 
 #include "core/memory/memory_bank.h"
-#include "models/image_text_model.h"
+#include "models/image_text/image_text_model.h"
 #include "strategies/retrieval/external.h"
 #include "tests/strategy_fixtures.h"
 

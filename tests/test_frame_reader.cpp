@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "benchmarks/synthetic_video.h"
-#include "models/frame_source.h"
-#include "models/npy.h"
+#include "models/video/frame_source.h"
+#include "models/video/npy.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/engine/visual_units.h"
-#include "models/torchscript_backbone.h"
+#include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "tests/strategy_fixtures.h"

@@ -15,9 +15,9 @@
 
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
-#include "models/full_context.h"
-#include "models/npy.h"
-#include "models/torchscript_backbone.h"
+#include "models/backbones/full_context.h"
+#include "models/video/npy.h"
+#include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
 #include "tests/strategy_fixtures.h"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/nn/attention.h"
-#include "models/npy.h"
+#include "models/video/npy.h"
 #include "strategies/encoding/mukv_compression.h"
 #include "tests/strategy_fixtures.h"
 

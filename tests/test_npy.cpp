@@ -9,7 +9,7 @@
 #include <fstream>
 #include <functional>
 
-#include "models/npy.h"
+#include "models/video/npy.h"
 
 namespace svqa {
 namespace {

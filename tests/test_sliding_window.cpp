@@ -12,8 +12,8 @@
 
 #include "core/engine/visual_units.h"
 #include "core/nn/rope.h"
-#include "models/full_context.h"
-#include "models/torchscript_backbone.h"
+#include "models/backbones/full_context.h"
+#include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/sliding_window.h"
 
 namespace svqa {

@@ -10,9 +10,9 @@
 
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
-#include "models/deepstack.h"
-#include "models/full_context.h"
-#include "models/torchscript_backbone.h"
+#include "models/backbones/deepstack.h"
+#include "models/backbones/full_context.h"
+#include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/internal.h"

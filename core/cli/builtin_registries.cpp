@@ -1,7 +1,7 @@
 #include "core/cli/builtin_registries.h"
 
 #include "benchmarks/register_builtin.h"
-#include "models/register_builtin.h"
+#include "models/backbones/register_builtin.h"
 #include "strategies/encoding/register_builtin.h"
 #include "strategies/retrieval/register_builtin.h"
 

@@ -18,8 +18,8 @@
 #include "core/config/grid.h"
 #include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
-#include "models/tokenizer.h"
-#include "models/torch_error.h"
+#include "models/tokenizers/tokenizer.h"
+#include "models/loading/torch_error.h"
 #include "core/io/json_text.h"
 
 #ifndef SVQA_VERSION

@@ -10,9 +10,9 @@
 
 #include "core/cli/cli_commands.h"
 #include "core/config/runtime.h"
-#include "models/frame_source.h"
-#include "models/image_text_model.h"
-#include "models/npy.h"
+#include "models/video/frame_source.h"
+#include "models/image_text/image_text_model.h"
+#include "models/video/npy.h"
 
 namespace svqa {
 

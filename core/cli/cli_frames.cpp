@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
-#include "models/frame_preprocessor.h"
-#include "models/frame_source.h"
-#include "models/npy.h"
+#include "models/video/frame_preprocessor.h"
+#include "models/video/frame_source.h"
+#include "models/video/npy.h"
 #include "core/io/json_text.h"
 
 namespace svqa {

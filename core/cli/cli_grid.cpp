@@ -21,7 +21,7 @@
 #include "core/run/progress.h"
 #include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
-#include "models/torch_error.h"
+#include "models/loading/torch_error.h"
 
 namespace svqa {
 

@@ -13,11 +13,11 @@
 
 #include "core/cli/cli_commands.h"
 #include "core/config/runtime.h"
-#include "models/frame_preprocessor.h"
-#include "models/frame_source.h"
-#include "models/full_context.h"
-#include "models/npy.h"
-#include "models/torchscript_backbone.h"
+#include "models/video/frame_preprocessor.h"
+#include "models/video/frame_source.h"
+#include "models/backbones/full_context.h"
+#include "models/video/npy.h"
+#include "models/backbones/torchscript_backbone.h"
 
 namespace svqa {
 

@@ -6,8 +6,8 @@
 
 #include "core/nn/attention.h"
 #include "core/nn/sink_window.h"
-#include "models/backbone.h"
-#include "models/full_context.h"
+#include "models/backbones/backbone.h"
+#include "models/backbones/full_context.h"
 
 namespace svqa {
 namespace {

@@ -17,7 +17,7 @@ namespace svqa {
 struct VisualUnit {
   at::Tensor tokens;     // [n, hidden] visual tokens (Qwen3-VL: inside the unit's timestamp text)
   at::Tensor deepstack;  // Qwen3-VL: [K, n, hidden] DeepStack features row by row with tokens (zeros at
-                         // the text), added after LLM layers 0..K-1 (models/deepstack.h); else undefined
+                         // the text), added after LLM layers 0..K-1 (models/backbones/deepstack.h); else undefined
   at::Tensor positions;  // [3, n] positions in the stream (after the sinks), as the backbone lays them out
   int64_t text_before = 0, text_after = 0;  // Qwen3-VL: rows of timestamp text around the visual tokens
   at::Tensor pixels;     // the preprocessed frames, kept for external retrieval ([f, 3, H, W] or patches)

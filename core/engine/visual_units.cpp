@@ -4,9 +4,9 @@
 #include <stdexcept>
 
 #include "core/nn/rope.h"
-#include "models/frame_preprocessor.h"
-#include "models/video_positions.h"
-#include "models/video_prompt.h"
+#include "models/video/frame_preprocessor.h"
+#include "models/backbones/video_positions.h"
+#include "models/backbones/video_prompt.h"
 
 namespace svqa {
 

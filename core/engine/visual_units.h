@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/engine/stream_types.h"
-#include "models/backbone.h"
-#include "models/frame_source.h"
+#include "models/backbones/backbone.h"
+#include "models/video/frame_source.h"
 
 namespace svqa {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/engine/benchmark.h"
-#include "models/frame_source.h"
+#include "models/video/frame_source.h"
 
 namespace svqa {
 

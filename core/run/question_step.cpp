@@ -14,7 +14,7 @@
 
 #include "core/io/environment_error.h"
 #include "core/io/format.h"
-#include "models/torch_error.h"
+#include "models/loading/torch_error.h"
 
 namespace svqa {
 namespace {

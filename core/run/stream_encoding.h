@@ -14,8 +14,8 @@
 #include "core/engine/visual_units.h"
 #include "core/memory/memory_bank.h"
 #include "core/run/frame_rule.h"
-#include "models/backbone.h"
-#include "models/frame_source.h"
+#include "models/backbones/backbone.h"
+#include "models/video/frame_source.h"
 
 namespace svqa {
 

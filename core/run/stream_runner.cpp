@@ -15,7 +15,7 @@
 #include "core/run/run_closing.h"
 #include "core/run/run_folder.h"
 #include "core/run/stream_encoding.h"
-#include "models/backbone.h"
+#include "models/backbones/backbone.h"
 
 namespace svqa {
 namespace {

@@ -5,7 +5,7 @@ and preprocess as the library does (manifest "image" / "text", DIR/bpe.json).
 Both tokenize with CLIP's byte-level BPE ("</w>" end-of-word suffix): DIR/bpe.json holds the BPE
 model and CLIP's word pattern for models/bpe_tokenizer; the cleanup before it is "hf" (CLIPTokenizer:
 NFC, whitespace, lowercase) or "open_clip" (SimpleTokenizer: ftfy, whitespace, lowercase; see
-models/clip_text_tokenizer.h for what of ftfy C++ reproduces).
+models/tokenizers/clip_text_tokenizer.h for what of ftfy C++ reproduces).
 
 PE-Core needs open_clip and timm, which need torchvision: they are imported from .venv/hf-vision
 (models/export/vision_deps.py), never from .venv.

@@ -54,7 +54,7 @@ def _trace_llava_vision(model, dtype):
 
 def qwen_vision_inputs(visual, grid_thw):
     """The tensors our Qwen2.5-VL vision wrapper takes besides patches, computed with HF's helpers
-    (C++ computes the same in models/qwen_vision_inputs.cpp)."""
+    (C++ computes the same in models/backbones/qwen_vision_inputs.cpp)."""
     from transformers.vision_utils import get_vision_cu_seqlens, get_vision_position_ids, get_vision_window_index
 
     merge, unit = visual.spatial_merge_size, visual.spatial_merge_size ** 2
@@ -99,7 +99,7 @@ def _trace_qwen_vision(model, dtype):
 
 def qwen3_vision_inputs(visual, grid_thw):
     """The tensors our Qwen3-VL vision wrapper takes besides patches, computed with HF's helpers
-    (C++ computes the same in models/qwen3_vision_inputs.cpp)."""
+    (C++ computes the same in models/backbones/qwen3_vision_inputs.cpp)."""
     from transformers.vision_utils import get_vision_interpolation_indices_and_weights, get_vision_position_ids
 
     positions = get_vision_position_ids(grid_thw, visual.spatial_merge_size)

@@ -147,7 +147,7 @@ class Qwen3DecoderLayerPieces(DecoderLayerPieces):
 
 class Qwen3VLVision(nn.Module):
     """Qwen3-VL's ViT + merger + DeepStack mergers for one temporal patch, with the grid-dependent
-    parts passed in from C++ (models/qwen3_vision_inputs.cpp).
+    parts passed in from C++ (models/backbones/qwen3_vision_inputs.cpp).
 
     forward(patches [N, 3*tp*p*p], cos [N,d], sin [N,d], interp_index [N,4], interp_weight [N,4])
       → (tokens [N/m², H], deepstack [K, N/m², H])

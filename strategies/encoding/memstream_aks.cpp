@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/nn/rope.h"
-#include "models/full_context.h"
+#include "models/backbones/full_context.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 
 namespace svqa {

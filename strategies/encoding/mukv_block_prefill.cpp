@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/nn/attention.h"
-#include "models/backbone.h"
-#include "models/deepstack.h"
-#include "models/full_context.h"
+#include "models/backbones/backbone.h"
+#include "models/backbones/deepstack.h"
+#include "models/backbones/full_context.h"
 
 namespace svqa {
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "models/backbone.h"
-#include "models/full_context.h"
+#include "models/backbones/backbone.h"
+#include "models/backbones/full_context.h"
 #include "strategies/encoding/mukv_block_prefill.h"
 #include "strategies/encoding/sink_prefill.h"
 

@@ -1,8 +1,8 @@
 #include "strategies/encoding/sink_prefill.h"
 
 #include "core/nn/attention.h"
-#include "models/backbone.h"
-#include "models/full_context.h"
+#include "models/backbones/backbone.h"
+#include "models/backbones/full_context.h"
 
 namespace svqa {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/nn/attention.h"
-#include "models/deepstack.h"
-#include "models/full_context.h"
+#include "models/backbones/deepstack.h"
+#include "models/backbones/full_context.h"
 #include "strategies/encoding/sink_prefill.h"
 
 namespace svqa {

@@ -33,7 +33,7 @@
 #include "core/memory/sink_kv.h"
 #include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
-#include "models/backbone.h"
+#include "models/backbones/backbone.h"
 
 namespace svqa {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/nn/attention.h"
-#include "models/full_context.h"
+#include "models/backbones/full_context.h"
 #include "strategies/retrieval/layer_budget.h"
 
 namespace svqa {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "models/image_text_model.h"
+#include "models/image_text/image_text_model.h"
 #include "strategies/retrieval/layer_scores.h"
 
 namespace svqa {

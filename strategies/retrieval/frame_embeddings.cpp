@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "models/image_text_model.h"
+#include "models/image_text/image_text_model.h"
 
 namespace svqa {
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "core/nn/attention.h"
-#include "models/backbone.h"
-#include "models/full_context.h"
+#include "models/backbones/backbone.h"
+#include "models/backbones/full_context.h"
 
 namespace svqa {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "models/image_text_model.h"
+#include "models/image_text/image_text_model.h"
 #include "strategies/retrieval/rank_fusion.h"
 
 namespace svqa {

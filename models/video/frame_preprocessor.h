@@ -1,0 +1,32 @@
+#pragma once
+// Frames → what a backbone's vision module consumes, computed as the Hugging Face video
+// processors of transformers 5.23 do (LlavaOnevisionVideoProcessor, Qwen2VLVideoProcessor,
+// Qwen3VLVideoProcessor).
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "models/video/image_spec.h"
+
+namespace svqa {
+
+// `rgb` is uint8 [F, H, W, 3] (Frames::rgb); the work runs on its device. On CPU the result is
+// bit-identical to the HF processors' (same LibTorch kernels); see docs/video_input.md.
+// Throws std::invalid_argument for a wrong dtype or shape, or a frame Qwen's rule cannot resize.
+// Qwen3-VL's size depends on the clip's frame count: `clip_frames` > 0 sizes the frames as HF sizes
+// a clip of that many frames (a stream's chunks all take one size); 0: the frames given.
+VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
+
+// Qwen2-VL's smart_resize: (height, width) as multiples of `factor` with height * width in
+// [min_pixels, max_pixels], aspect ratio kept as closely as possible.
+std::pair<int64_t, int64_t> qwen_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
+                                              int64_t max_pixels);
+
+// Qwen3-VL's smart_resize: as Qwen2-VL's, with the pixel limits applied to t' · h · w, t' the frame
+// count rounded to whole temporal patches, and frames under `factor` per side first scaled up.
+std::pair<int64_t, int64_t> qwen3_smart_resize(int64_t frames, int64_t height, int64_t width, int64_t temporal_factor,
+                                               int64_t factor, int64_t min_pixels, int64_t max_pixels);
+
+}  // namespace svqa

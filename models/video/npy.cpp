@@ -1,0 +1,171 @@
+#include "models/video/npy.h"
+
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include "core/io/atomic_file.h"
+
+namespace svqa {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+struct Dtype {
+  const char* descr;  // as numpy writes it
+  at::ScalarType type;
+};
+constexpr Dtype kDtypes[] = {{"|u1", at::kByte}, {"<f4", at::kFloat}, {"<i8", at::kLong}};
+static_assert(sizeof(float) == 4 && sizeof(int64_t) == 8);
+
+std::runtime_error npy_error(const std::string& path, const std::string& what) {
+  return std::runtime_error(path + ": " + what);
+}
+
+// The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
+// Returns the text after `'key':`, or throws.
+std::string field_after(const std::string& header, const std::string& key, const std::string& path) {
+  const size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) throw npy_error(path, "npy header has no '" + key + "' (header: " + header + ")");
+  const size_t colon = header.find(':', at);
+  if (colon == std::string::npos) throw npy_error(path, "npy header: no value for '" + key + "'");
+  return header.substr(header.find_first_not_of(' ', colon + 1));
+}
+
+at::ScalarType parse_descr(const std::string& header, const std::string& path) {
+  const std::string rest = field_after(header, "descr", path);
+  const size_t close = rest.find('\'', 1);
+  if (rest.empty() || rest[0] != '\'' || close == std::string::npos)
+    throw npy_error(path, "npy header: 'descr' is not a string");
+  const std::string descr = rest.substr(1, close - 1);
+  // '|' (no byte order), '<' (little-endian) and '=' (native, little-endian here) are all fine.
+  const bool little = descr.size() == 3 && (descr[0] == '|' || descr[0] == '<' || descr[0] == '=');
+  for (const auto& d : kDtypes)
+    if (little && descr.compare(1, 2, d.descr + 1) == 0) return d.type;
+  throw npy_error(path, "dtype '" + descr + "' is not supported (expected uint8 '|u1', float32 '<f4' or int64 '<i8')");
+}
+
+// A tuple of non-negative integers: "(2, 3)", "(5,)", "()". Anything else (a sign, a number past
+// int64) is an error rather than a silently different shape.
+std::vector<int64_t> parse_shape(const std::string& header, const std::string& path) {
+  const std::string rest = field_after(header, "shape", path);
+  const size_t close = rest.find(')');
+  if (rest.empty() || rest[0] != '(' || close == std::string::npos)
+    throw npy_error(path, "npy header: 'shape' is not a tuple");
+  const std::string inside = rest.substr(1, close - 1);
+  const auto bad = [&] {
+    return npy_error(path, "npy header: 'shape' (" + inside + ") must hold non-negative integers below 2^63");
+  };
+  std::vector<int64_t> shape;
+  for (size_t pos = 0; pos < inside.size();) {
+    const char c = inside[pos];
+    if (c == ' ' || c == ',' || c == 'L') {  // 'L': Python 2's long suffix, written by old numpy
+      ++pos;
+      continue;
+    }
+    if (c < '0' || c > '9') throw bad();
+    int64_t value = 0;
+    for (; pos < inside.size() && inside[pos] >= '0' && inside[pos] <= '9'; ++pos) {
+      const int digit = inside[pos] - '0';
+      if (value > (INT64_MAX - digit) / 10) throw bad();
+      value = value * 10 + digit;
+    }
+    shape.push_back(value);
+  }
+  return shape;
+}
+
+// Bytes the array holds, or nullopt when the product does not fit in 63 bits.
+std::optional<uint64_t> data_bytes(const std::vector<int64_t>& shape, size_t item) {
+  uint64_t n = item;
+  for (const int64_t d : shape) {
+    if (d == 0) return 0;
+    if (n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d)) return std::nullopt;
+    n *= static_cast<uint64_t>(d);
+  }
+  return n;
+}
+
+}  // namespace
+
+at::Tensor read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw npy_error(path, "cannot open file");
+  char preamble[kMagicSize + 2];
+  if (!in.read(preamble, sizeof preamble) || std::memcmp(preamble, kMagic, kMagicSize) != 0)
+    throw npy_error(path, "not a .npy file (no \\x93NUMPY magic)");
+  const int major = static_cast<unsigned char>(preamble[kMagicSize]);
+  if (major < 1 || major > 3)
+    throw npy_error(path, "npy format version " + std::to_string(major) + " is not supported");
+  // Sizes below are checked against the file before anything is allocated: a header may claim anything.
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw npy_error(path, "cannot read the file size: " + ec.message());
+  // Version 1 stores the header length in 2 bytes, versions 2 and 3 in 4 (little-endian).
+  const size_t len_size = major == 1 ? 2 : 4;
+  unsigned char len_bytes[4] = {0, 0, 0, 0};
+  if (!in.read(reinterpret_cast<char*>(len_bytes), static_cast<std::streamsize>(len_size)))
+    throw npy_error(path, "truncated npy header");
+  const size_t header_len = len_bytes[0] | len_bytes[1] << 8 | static_cast<size_t>(len_bytes[2]) << 16 |
+                            static_cast<size_t>(len_bytes[3]) << 24;
+  const uint64_t data_offset = sizeof preamble + len_size + header_len;
+  if (data_offset > file_size)
+    throw npy_error(path, "truncated npy header: it claims " + std::to_string(header_len) + " bytes, the file has " +
+                              std::to_string(file_size) + " in all");
+  std::string header(header_len, '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) throw npy_error(path, "truncated npy header");
+
+  const at::ScalarType type = parse_descr(header, path);
+  if (field_after(header, "fortran_order", path).rfind("False", 0) != 0)
+    throw npy_error(path,
+                    "Fortran-order arrays are not supported (expected fortran_order False; save a C-order array)");
+  const std::vector<int64_t> shape = parse_shape(header, path);
+  const auto bytes = data_bytes(shape, c10::elementSize(type));
+  if (!bytes)
+    throw npy_error(path, "npy header: shape " + c10::str(at::IntArrayRef(shape)) + " holds more than 2^63 bytes");
+  if (*bytes > file_size - data_offset)
+    throw npy_error(path, "truncated: the header promises " + std::to_string(*bytes) + " bytes of data, the file has " +
+                              std::to_string(file_size - data_offset));
+
+  at::Tensor array = at::empty(shape, at::TensorOptions().dtype(type));
+  if (!in.read(static_cast<char*>(array.data_ptr()), static_cast<std::streamsize>(*bytes)))
+    throw npy_error(path, "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(*bytes) +
+                              " bytes of data");
+  return array;
+}
+
+void write_npy(const std::string& path, const at::Tensor& array) {
+  const Dtype* dtype = nullptr;
+  for (const auto& d : kDtypes)
+    if (array.scalar_type() == d.type) dtype = &d;
+  if (!dtype)
+    throw npy_error(path, "cannot write dtype " + std::string(c10::getDtypeNames(array.scalar_type()).first) +
+                              " (expected uint8, float32 or int64)");
+  const at::Tensor data = array.to(at::kCPU).contiguous();
+
+  std::string shape;  // a Python tuple: (), (5,), (2, 3)
+  for (int64_t d : data.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  if (data.dim() == 1) shape += ",";
+  std::string header =
+      std::string("{'descr': '") + dtype->descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  // Pad with spaces so the data starts on a 64-byte boundary; the header ends with '\n'.
+  const size_t unpadded = kMagicSize + 2 + 2 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  if (header.size() > 65535) throw npy_error(path, "array has too many dimensions for an npy 1.0 header");
+
+  std::string content(kMagic, kMagicSize);
+  content += '\x01';
+  content += '\x00';
+  content += static_cast<char>(header.size() & 0xFF);
+  content += static_cast<char>(header.size() >> 8);
+  content += header;
+  content.append(static_cast<const char*>(data.data_ptr()), data.nbytes());
+  write_file_atomically(path, content);
+}
+
+}  // namespace svqa
