@@ -1,15 +1,25 @@
 """The method presets of experiments/methods/ and the experiments built on them: every preset and every
 experiment file validates (grids expand and validate every run), each preset carries its reference's run
 (checked on the resolved config, not the file text), the paper variants differ from the code's run in
-exactly the settings their papers state, and compare_methods.yaml is one run per preset."""
+exactly the settings their papers state, the Qwen3-VL variants differ from their method only in the
+backbone and its prompts (the method's messages in Qwen3-VL's chat template), and compare_methods.yaml is
+one run per preset."""
 
+import pathlib
 import subprocess
+import sys
 
 import pytest
 import yaml
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
+
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
            "fresh_uniform", "fresh_recent"]
+
+
+QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
 
 
 def resolved(svqa_bin, path):
@@ -20,7 +30,8 @@ def resolved(svqa_bin, path):
 
 def test_every_preset_and_experiment_validates(svqa_bin, root):
     methods = root / "experiments" / "methods"
-    assert {p.stem for p in methods.glob("*.yaml")} >= set(PRESETS) | {"llava_onevision", "qwen2_5_vl"}
+    assert {p.stem for p in methods.glob("*.yaml")} >= (set(PRESETS) | {"llava_onevision", "qwen2_5_vl", "qwen3_vl"}
+                                                        | {f"{m}_qwen3_vl" for m in QWEN3_VL_VARIANTS})
     files = sorted((root / "experiments").rglob("*.yaml"))
     assert len(files) >= 40
     for f in files:
@@ -86,3 +97,37 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     r = subprocess.run([svqa_bin, "grid", bad, "--list"], capture_output=True, text=True)
     assert r.returncode == 2
     assert "grid.axes._base_[0]: file not found: 'methods/nowhere.yaml'" in r.stderr, r.stderr
+
+
+def chatml_system(sink):
+    """The system message of a LLaVA-OneVision preset's sink prompt (ReKV's "<|im_start|>system \\n…")."""
+    head = "<|im_start|>system \n"
+    assert sink.startswith(head) and sink.endswith("<|im_end|><|im_start|>user "), sink
+    return sink[len(head):-len("<|im_end|><|im_start|>user ")]
+
+
+def test_qwen3_vl_base_is_its_chat_template(svqa_bin, root):
+    base = resolved(svqa_bin, root / "experiments" / "methods" / "qwen3_vl.yaml")["stream"]
+    assert base["sink_prompt"] + "{video}" + base["answer_prompt"] == CHAT_TEMPLATES["qwen3_vl"]
+
+
+@pytest.mark.parametrize("method", QWEN3_VL_VARIANTS)
+def test_qwen3_vl_variants_are_their_method_in_qwen3_vls_template(svqa_bin, root, method):
+    methods = root / "experiments" / "methods"
+    variant, original = resolved(svqa_bin, methods / f"{method}_qwen3_vl.yaml"), resolved(svqa_bin, methods / f"{method}.yaml")
+    qwen3 = resolved(svqa_bin, methods / "qwen3_vl.yaml")
+    assert variant["backbone"] == ({"type": "torchscript", "options": {"export": "exports/qwen3_vl_2b"}} if method == "mukv"
+                                   else qwen3["backbone"])
+    assert variant["runtime"]["dtype"] == "bfloat16"
+    assert variant["label"] == f"{original['label']} (Qwen3-VL)"
+    changed = {"name", "label", "backbone.options.export", "runtime.dtype", "stream.sink_prompt", "stream.answer_prompt"}
+    assert set(differences(variant, original)) <= changed
+    if method == "memstream":  # the backbone's own template, as the Qwen2.5-VL preset's <default>
+        assert (variant["stream"]["sink_prompt"], variant["stream"]["answer_prompt"]) == \
+            (qwen3["stream"]["sink_prompt"], qwen3["stream"]["answer_prompt"])
+        return
+    # The method's system message and user text after the video, written as Qwen3-VL's template writes them.
+    system = chatml_system(original["stream"]["sink_prompt"])
+    assert variant["stream"]["sink_prompt"] == f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n"
+    user_after_video = original["stream"]["answer_prompt"].removesuffix("<|im_end|><|im_start|>assistant\n")
+    assert variant["stream"]["answer_prompt"] == user_after_video + "<|im_end|>\n<|im_start|>assistant\n"
