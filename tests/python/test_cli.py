@@ -93,3 +93,19 @@ def test_list_json(svqa_bin, root):
     fields = {f["name"]: f for f in runtime["fields"]}
     assert fields["dtype"]["choices"] == ["float32", "float16", "bfloat16"]
     assert fields["threads"]["default"] == "0" and fields["threads"]["min"] == 0
+
+
+def test_list_names_every_architecture_the_exporter_takes(svqa_bin, root):
+    """`svqa list` says which models the torchscript backbone runs: every one python -m models.export makes."""
+    import ast
+
+    tree = ast.parse((root / "models" / "export" / "__main__.py").read_text())
+    exported = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                    and any(getattr(t, "id", None) == "ARCHITECTURES" for t in n.targets))
+    shown = {"llava_onevision": "LLaVA-OneVision", "qwen2_5_vl": "Qwen2.5-VL", "qwen3_vl": "Qwen3-VL"}
+    assert set(exported) == set(shown), "a new architecture: add its display name here and to register_builtin.cpp"
+    r = svqa(svqa_bin, root, "list", "--json")
+    assert r.returncode == 0, r.stderr
+    torchscript = next(e for e in json.loads(r.stdout)["registries"]["backbone"]["entries"] if e["name"] == "torchscript")
+    for name in shown.values():
+        assert name in torchscript["description"], (name, torchscript["description"])
