@@ -225,7 +225,9 @@ int cmd_list(int argc, const char* const* argv, const Registries& registries) {
   std::cout << "experiment keys:\n";
   print_fields(header_fields, "  ");
   for (const auto& [section, registry] : registries.sections()) {
-    std::cout << "\n" << section << " (" << registry->kind() << "s, `" << section
+    const std::string& kind = registry->kind();  // "encoding strategy" → "encoding strategies"
+    const std::string kinds = kind.back() == 'y' ? kind.substr(0, kind.size() - 1) + "ies" : kind + "s";
+    std::cout << "\n" << section << " (" << kinds << ", `" << section
               << ": {type: NAME, options: {...}}`):\n";
     if (registry->infos().empty()) std::cout << "  (none registered)\n";
     for (const auto* e : registry->infos()) {
