@@ -1,9 +1,5 @@
 #include "benchmarks/streamingbench_proactive.h"
 
-#include <cmath>
-#include <filesystem>
-#include <map>
-
 namespace svqa {
 
 std::string proactive_prompt(const std::string& query) {
@@ -38,70 +34,48 @@ Verdict proactive_verdict(const Question& q, std::optional<double> last_time, co
 
 std::vector<Stream> StreamingBenchProactive::load(std::vector<LoadProblem>& problems) {
   AnnotationReader r(options_.annotations, problems);
-  const nlohmann::json j = r.read_json_list("entries");
-  std::vector<Stream> out;
-  std::map<std::string, size_t> stream_of_video;
-  std::map<size_t, size_t> asked;  // questions met so far per stream: ids stay put when one is dropped
-  for (size_t e = 0; e < j.size(); ++e) {
-    const auto& entry = j[e];
-    const std::string at = at_index("", e);
-    if (!r.object(entry, at)) continue;
-    const auto video_path = r.text(entry, at, "video_path");
-    const auto* questions = r.list(entry, at, "questions");
-    const auto video_category = r.text(entry, at, "video_categories", false);
-    if (!video_path || !questions) continue;
-    const std::string video = resolve_video(options_.video_root, r.file(), *video_path,
-                                            static_cast<int>(options_.video_path_keep));
-    auto [it, added] = stream_of_video.emplace(video, out.size());
-    if (added) out.push_back({std::filesystem::path(*video_path).stem().string(), video, {}, 0});
-    Stream& stream = out[it->second];
-    for (size_t k = 0; k < questions->size(); ++k) {
-      const auto& jq = (*questions)[k];
-      const std::string qat = at_index(at_key(at, "questions"), k);
-      Question q;
-      q.id = stream.id + "_" + std::to_string(asked[it->second]++);
-      if (!r.object(jq, qat)) continue;
-      const size_t fatal_before = r.fatal_count();
-      q.text = r.text(jq, qat, "question").value_or("");
-      q.category = r.text(jq, qat, "task_type").value_or("");
-      const auto stamp = r.text(jq, qat, "time_stamp");
-      const auto gt_stamp = r.text(jq, qat, "ground_truth_time_stamp");
-      const auto gt_output = r.text(jq, qat, "ground_truth_output");
-      if (const auto ability = r.text(jq, qat, "required_ability", false)) q.tags["required_ability"] = *ability;
-      if (r.fatal_count() != fatal_before) continue;
-      std::optional<double> times[2];
-      const std::pair<const char*, const std::string*> stamps[2] = {{"time_stamp", &*stamp},
-                                                                    {"ground_truth_time_stamp", &*gt_stamp}};
-      for (int i = 0; i < 2; ++i) {
-        const StampReading t = read_streamingbench_stamp(*stamps[i].second, options_.malformed_stamps);
-        if (!t.note.empty()) r.note(at_key(qat, stamps[i].first), t.note);
-        if (!t.seconds && t.note.empty())
-          r.fatal(at_key(qat, stamps[i].first), "expected H:MM:SS or MM:SS, got " + nlohmann::json(*stamps[i].second).dump());
-        times[i] = t.seconds;
-      }
-      if (!times[0] || !times[1]) continue;
-      if (gt_output->empty()) {  // it would occur in every answer
-        r.fatal(at_key(qat, "ground_truth_output"), "expected a non-empty text");
-        continue;
-      }
-      q.poll_times = proactive_poll_times(*times[0], *times[1]);
-      if (q.poll_times.empty()) {  // the official code records no turn, and count.py fails on it
-        r.fatal(at_key(qat, "ground_truth_time_stamp"), "expected at most 3 s before time_stamp (no poll otherwise), got \"" +
-                                                            *gt_stamp + "\" for \"" + *stamp + "\"");
-        continue;
-      }
-      q.time = q.poll_times.front();
-      q.poll_text = proactive_poll_query(q.text, *gt_output);
-      q.answer = q.answer_letter = *gt_output;  // a closed question: its gold is the text to output
-      q.evidence = {{*times[1] - 2, *times[1] + 2}};  // the answer counts inside this window
-      q.tags["time_stamp"] = *stamp;
-      q.tags["ground_truth_time_stamp"] = *gt_stamp;
-      q.tags["ground_truth_time"] = std::to_string(*times[1]);
-      if (video_category) q.tags["video_category"] = *video_category;
-      stream.questions.push_back(std::move(q));
+  return read_entry_questions(r, options_, [&](EntryQuestion& e) {
+    const size_t fatal_before = r.fatal_count();
+    Question q;
+    q.id = e.id;
+    q.text = r.text(e.question, e.at, "question").value_or("");
+    q.category = r.text(e.question, e.at, "task_type").value_or("");
+    const auto stamp = r.text(e.question, e.at, "time_stamp");
+    const auto gt_stamp = r.text(e.question, e.at, "ground_truth_time_stamp");
+    const auto gt_output = r.text(e.question, e.at, "ground_truth_output");
+    if (const auto ability = r.text(e.question, e.at, "required_ability", false)) q.tags["required_ability"] = *ability;
+    if (r.fatal_count() != fatal_before) return;
+    std::optional<double> times[2];
+    const std::pair<const char*, const std::string*> stamps[2] = {{"time_stamp", &*stamp},
+                                                                  {"ground_truth_time_stamp", &*gt_stamp}};
+    for (int i = 0; i < 2; ++i) {
+      const StampReading t = read_streamingbench_stamp(*stamps[i].second, options_.malformed_stamps);
+      if (!t.note.empty()) r.note(at_key(e.at, stamps[i].first), t.note);
+      if (!t.seconds && t.note.empty())
+        r.fatal(at_key(e.at, stamps[i].first), "expected H:MM:SS or MM:SS, got " + nlohmann::json(*stamps[i].second).dump());
+      times[i] = t.seconds;
     }
-  }
-  return out;
+    if (!times[0] || !times[1]) return;
+    if (gt_output->empty()) {  // it would occur in every answer
+      r.fatal(at_key(e.at, "ground_truth_output"), "expected a non-empty text");
+      return;
+    }
+    q.poll_times = proactive_poll_times(*times[0], *times[1]);
+    if (q.poll_times.empty()) {  // the official code records no turn, and count.py fails on it
+      r.fatal(at_key(e.at, "ground_truth_time_stamp"), "expected at most 3 s before time_stamp (no poll otherwise), got \"" +
+                                                           *gt_stamp + "\" for \"" + *stamp + "\"");
+      return;
+    }
+    q.time = q.poll_times.front();
+    q.poll_text = proactive_poll_query(q.text, *gt_output);
+    q.answer = q.answer_letter = *gt_output;  // a closed question: its gold is the text to output
+    q.evidence = {{*times[1] - 2, *times[1] + 2}};  // the answer counts inside this window
+    q.tags["time_stamp"] = *stamp;
+    q.tags["ground_truth_time_stamp"] = *gt_stamp;
+    q.tags["ground_truth_time"] = std::to_string(*times[1]);
+    if (e.video_category) q.tags["video_category"] = *e.video_category;
+    e.stream.questions.push_back(std::move(q));
+  });
 }
 
 }  // namespace svqa
