@@ -167,7 +167,7 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
   std::vector<LoadProblem> problems;
   const std::vector<Stream> streams = benchmark->load(problems);
 
-  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0, polls = 0;
+  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0, polls = 0, proactive = 0;
   std::map<size_t, int64_t> by_option_count;
   std::map<std::string, int64_t> by_category;
   std::map<std::string, std::set<std::string>> items_by_category;  // records asked several times (OVO-Bench's probes)
@@ -178,6 +178,7 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
       with_evidence += !q.evidence.empty();
       polls += static_cast<int64_t>(q.poll_times.size());
       if (!q.options.empty()) ++multiple_choice, ++by_option_count[q.options.size()];
+      else if (!q.poll_times.empty()) ++proactive;
       else closed += judged_by_rule(q);
       for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories) {
         ++by_category[c.empty() ? "(none)" : c];
@@ -194,7 +195,8 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
             << "videos: " << streams.size() << "\n"
             << "questions: " << questions << " (" << multiple_choice << " multiple choice, "
             << (closed ? std::to_string(closed) + " closed without options (a count, Yes/No), " : "")
-            << questions - multiple_choice - closed << " open-ended; " << offline << " offline, " << questions - offline
+            << (proactive ? std::to_string(proactive) + " proactive (a text to output at the right time), " : "")
+            << questions - multiple_choice - closed - proactive << " open-ended; " << offline << " offline, " << questions - offline
             << " asked at a time; " << with_evidence << " with evidence)\n";
   if (polls)
     std::cout << "polls: at most " << polls << " (proactive questions, once a second until the first yes; then the "

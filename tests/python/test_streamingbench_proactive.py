@@ -27,7 +27,7 @@ def test_inspect_counts_and_polls_equal_the_official_loop(svqa_bin, root, tmp_pa
     data = json.loads(sample.read_text())
     out = tmp_path / "q.jsonl"
     text = svqa(svqa_bin, root, "benchmark", "inspect", "streamingbench_proactive", sample, "--questions", out)
-    assert "videos: 1\n" in text and "questions: 2 (0 multiple choice, 2 closed without options" in text
+    assert "videos: 1\n" in text and "questions: 2 (0 multiple choice, 2 proactive (a text to output at the right time), 0 open" in text
     # (29 + 4) - 20 and (178 + 4) - 170 polls: the official loop's, when the model never says yes.
     assert "polls: at most 25 (" in text and "Proactive Output: 2\n" in text and "problems: 0" in text
     official = proactive_eval(copy.deepcopy(data), "m", never_yes)
