@@ -133,3 +133,41 @@ def test_context_window_keeps_every_poll_inside_it(svqa_bin, root, tmp_path, tin
     _, whole = run(svqa_bin, root, tmp_path, tiny_export("llava_onevision"), method + "_whole", encoding, retrieval)
     late = whole["clip_2"]["extra"]["dialog_history"]
     assert any(start < late[1]["time"] - 6 for start, _ in late[1]["block_spans"])
+
+
+def without_timings(folder):
+    """predictions.jsonl by question id, without the seconds that differ run to run."""
+    from resume_runs import records
+
+    out = records(folder)
+    for r in out.values():
+        for turn in r["extra"]["dialog_history"]:
+            turn.pop("cost"), turn.pop("ttft_s", None)
+    return out
+
+
+@pytest.mark.parametrize("strategy", ["rekv_sliding_window", "streamkv_segments"])
+def test_a_killed_proactive_run_resumes_to_the_uninterrupted_records(svqa_bin, root, tmp_path, tiny_export, clip,
+                                                                      strategy):
+    from resume_runs import STRATEGIES
+    from resume_runs import run as run_svqa
+
+    encoding, retrieval, arch = STRATEGIES[strategy]
+    for name in ("whole", "killed"):  # every block spilled, a 6 s window copied back from the spill files
+        (tmp_path / f"{name}.yaml").write_text(f"""
+name: {name}
+backbone: {{type: torchscript, options: {{export: {tiny_export(arch)}}}}}
+encoding: {encoding}
+retrieval: {retrieval}
+benchmark: {{type: streamingbench_proactive, options: {{annotations: {tmp_path / 'pro.json'}}}}}
+stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3, ram_budget_mb: 0, context_window_s: 6}}
+runtime: {{threads: 1}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    assert run_svqa(svqa_bin, tmp_path / "whole.yaml").returncode == 0
+    killed = run_svqa(svqa_bin, tmp_path / "killed.yaml", kill_after=1)
+    assert killed.returncode == -9, killed.stderr
+    assert len((tmp_path / "results" / "killed" / "predictions.jsonl").read_text().splitlines()) == 1
+    resumed = run_svqa(svqa_bin, tmp_path / "killed.yaml")
+    assert resumed.returncode == 0 and "1 already answered: resuming" in resumed.stdout, resumed.stdout + resumed.stderr
+    assert without_timings(tmp_path / "results" / "killed") == without_timings(tmp_path / "results" / "whole")
