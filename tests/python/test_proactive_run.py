@@ -111,6 +111,7 @@ def test_proactive_polls_as_the_official_loop_causally_and_exports_scores_as_svq
     svqa(svqa_bin, root, "score", "streamingbench_proactive", tmp_path / "pro.json", folder / "predictions.jsonl",
          "--out", tmp_path / "s.json")
     mine = json.loads((tmp_path / "s.json").read_text())["proactive"]
+    assert json.loads((folder / "scores.json").read_text())["proactive"] == mine  # the run's own, at its end
     want = stats["Proactive Output"]
     assert (mine["scored"], mine["time_correct"], mine["answer_correct"]) == (
         total, want.get("time_correct", 0), want.get("answer_correct", 0))
