@@ -24,7 +24,8 @@ struct StreamingBenchOptions {
   std::string rule = "official";
   static void declare(Schema<StreamingBenchOptions>& s) {
     s.field("annotations", &StreamingBenchOptions::annotations,
-            "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json")
+            "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json; "
+            "streamingbench_proactive: questions_proactive.json")
         .required();
     s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &StreamingBenchOptions::video_path_keep,
