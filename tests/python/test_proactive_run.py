@@ -172,3 +172,34 @@ output: {{dir: {tmp_path / 'results'}}}
     resumed = run_svqa(svqa_bin, tmp_path / "killed.yaml")
     assert resumed.returncode == 0 and "1 already answered: resuming" in resumed.stdout, resumed.stdout + resumed.stderr
     assert without_timings(tmp_path / "results" / "killed") == without_timings(tmp_path / "results" / "whole")
+
+
+def test_the_leaderboards_60_s_window_on_real_time_questions(svqa_bin, root, tmp_path, tiny_export):
+    """StreamingBench's --context_time 60 on multiple-choice questions of a 100 s stream: every retrieved
+    block inside [t - 60, t]; without the window the same questions reach back before it."""
+    svqa(svqa_bin, root, "make-video", tmp_path / "long.avi", "--seconds", "100", "--fps", "1")
+    entry = {"time": "[0:00:00 - 0:01:40]", "video_categories": "x", "video_path": "./long.avi", "questions": [
+        {"task_type": "Counting", "question": f"How many at {t}?", "time_stamp": f"00:01:{t - 60:02d}", "answer": "A",
+         "options": ["A. 1", "B. 2", "C. 3", "D. 4"], "required_ability": "episodic memory"} for t in (75, 90, 99)]}
+    (tmp_path / "real.json").write_text(json.dumps([entry]))
+    spans = {}
+    for name, window in (("w60", 60), ("all", 0)):
+        (tmp_path / f"{name}.yaml").write_text(f"""
+name: {name}
+backbone: {{type: torchscript, options: {{export: {tiny_export("llava_onevision")}}}}}
+encoding: {{type: rekv_sliding_window, options: {{n_local: 60}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 40}}}}
+benchmark: {{type: streamingbench, options: {{annotations: {tmp_path / 'real.json'}}}}}
+stream: {{fps: 0.5, max_new_tokens: 2, context_window_s: {window}}}
+""")
+        svqa(svqa_bin, root, "run", tmp_path / f"{name}.yaml", "--out", tmp_path / "results")
+        lines = (tmp_path / "results" / name / "predictions.jsonl").read_text().splitlines()
+        spans[name] = {r["time"]: (r["block_spans"].values(), r["extra"]) for r in map(json.loads, lines)}
+    assert sorted(spans["w60"]) == [75, 90, 99]
+    for t, (blocks, extra) in spans["w60"].items():
+        assert extra["context_window"] == [t - 60, t]
+        assert blocks and all(t - 60 <= start and end <= t for start, end in blocks), t
+        # Every frame of the window retrieved (40 asked): frames 2k s from t - 60 on, k < int(t * 0.5).
+        assert len(blocks) == len([k for k in range(int(t * 0.5)) if 2 * k >= t - 60]), t
+    for t, (blocks, extra) in spans["all"].items():
+        assert "context_window" not in extra and any(start < t - 60 for start, _ in blocks), t
