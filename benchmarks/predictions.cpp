@@ -59,6 +59,21 @@ Prediction prediction_from_json(const json& j, const std::string& where) {
       }
     }
   }
+  if (j.contains("time") && !j["time"].is_null()) {
+    if (!j["time"].is_number()) fail("time", "expected seconds (a number)");
+    r.time = j["time"].get<double>();
+  }
+  const json* holder = j.contains("extra") && j["extra"].is_object() ? &j["extra"] : &j;
+  if (!holder->contains("dialog_history")) holder = &j;
+  if (holder->contains("dialog_history")) {
+    const json& d = (*holder)["dialog_history"];
+    if (!d.is_array()) fail("dialog_history", "expected a list of turns");
+    for (const auto& turn : d)
+      if (!turn.is_object() || !turn.contains("content") || !turn.contains("time") || !turn["time"].is_number())
+        fail("dialog_history", "expected turns {role, content, time, ...}, got " + turn.dump());
+    r.dialog_history = d;
+    r.answered_at = holder->value("answered", json(false));
+  }
   return r;
 }
 

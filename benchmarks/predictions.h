@@ -9,9 +9,13 @@
 //   error         "error" (svqa: the question failed; counted as errored)           optional
 //   retrieval     "retrieved" (block ids per layer, or one flat list) and
 //                 "block_spans" ({"id": [start, end]} seconds)                       optional
+//   time          "time" (seconds into the stream of the answer; proactive: the last turn's)   optional
+//   dialog        "extra.dialog_history" / "dialog_history" and "extra.answered" / "answered"
+//                 (a proactive question's turns, as StreamingBench records them)    optional
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +32,9 @@ struct Prediction {
   std::string error;   // non-empty: an error record, no output
   std::vector<std::vector<int64_t>> retrieved;  // block ids per layer, in context order
   std::map<int64_t, std::pair<double, double>> block_spans;
+  std::optional<double> time;  // when the answer was given (proactive: count.py's last turn time)
+  nlohmann::json dialog_history;  // a proactive question's turns ({role, content, time, cost}); null: none
+  nlohmann::json answered_at;     // a proactive question's yes time, or false; null: not proactive
 
   bool answered() const { return error.empty(); }
 };

@@ -10,6 +10,7 @@
 #include "benchmarks/rvs.h"
 #include "benchmarks/stream_list.h"
 #include "benchmarks/streamingbench.h"
+#include "benchmarks/streamingbench_proactive.h"
 #include "benchmarks/streamingbench_sqa.h"
 #include "benchmarks/videomme.h"
 
@@ -31,6 +32,9 @@ void register_builtin_benchmarks(Registry<Benchmark>& registry) {
   registry.add<StreamingBenchOptions>("streamingbench_sqa",
       "StreamingBench SQA: a video's questions in order, each with the earlier ones and their answers as context",
       [](const StreamingBenchOptions& o) { return std::make_unique<StreamingBenchSqa>(o); }, SVQA_HERE);
+  registry.add<StreamingBenchOptions>("streamingbench_proactive",
+      "StreamingBench Proactive Output: polled once a second with a yes/no query, then asked on the first yes",
+      [](const StreamingBenchOptions& o) { return std::make_unique<StreamingBenchProactive>(o); }, SVQA_HERE);
   registry.add<CgBenchOptions>("cgbench", "CG-Bench: offline multiple choice (5-8 options) with clue intervals",
       [](const CgBenchOptions& o) { return std::make_unique<CgBench>(o); }, SVQA_HERE);
   registry.add<LvBenchOptions>("lvbench", "LVBench: offline multiple choice on hour-long videos",

@@ -90,6 +90,16 @@ nlohmann::json streamingbench_results_file(const nlohmann::json& annotations,
   nlohmann::json out = annotations;
   std::map<std::string, size_t> asked;
   each_streamingbench_question(out, asked, [&](const std::string& id, nlohmann::json& q) {
+    if (q.is_object() && q.contains("ground_truth_time_stamp")) {  // proactive: the dialog, as the official code writes it
+      const auto response = response_of(by_id, id, counts);
+      if (!response || response->is_null()) return;
+      const Prediction& p = *by_id.at(id);
+      // One without turns: no key, as for an error record; count.py reads history[-1].
+      if (p.dialog_history.is_array() && !p.dialog_history.empty())
+        q[model_key] = {{"answered", p.answered_at.is_null() ? nlohmann::json(false) : p.answered_at},
+                        {"dialog_history", p.dialog_history}};
+      return;
+    }
     const auto response = response_of(by_id, id, counts);
     if (response && !response->is_null()) q[model_key] = *response;  // an error: no answer, as a skipped question
   });

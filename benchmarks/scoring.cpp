@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmarks/answer_parsing.h"
+#include "benchmarks/streamingbench_proactive.h"
 
 namespace svqa {
 namespace {
@@ -216,7 +217,19 @@ ScoreReport score_predictions(const std::string& benchmark, AnswerRule rule, con
       if (!p) qs.outcome = "missing";
       else if (!p->error.empty()) qs.outcome = "errored";
       else if (!judged_by_rule(q)) qs.outcome = "open_ended";
-      else if (gold_letter(rule, q).empty()) qs.outcome = "no_gold";
+      else if (is_proactive(q)) {  // count.py's proactive rule: the last turn's time and answer
+        const Verdict v = proactive_verdict(q, p->time, p->output);
+        qs.parsed = v.parsed;
+        qs.outcome = v.outcome == Verdict::Outcome::correct ? "correct"
+                     : v.outcome == Verdict::Outcome::wrong ? "wrong"
+                                                            : "unanswered";
+        if (!report.proactive) report.proactive = ProactiveTally{};
+        if (v.outcome != Verdict::Outcome::unanswered) {
+          ++report.proactive->scored;
+          report.proactive->time_correct += v.parsed == "on time";
+          report.proactive->answer_correct += v.outcome == Verdict::Outcome::correct;
+        }
+      } else if (gold_letter(rule, q).empty()) qs.outcome = "no_gold";
       else {
         const Verdict v = judge(rule, q, p->output);
         qs.parsed = v.parsed;
@@ -336,6 +349,13 @@ std::string score_markdown(const ScoreReport& r) {
     if (r.macro_accuracy) s << "| **M-Avg** (mean of the task accuracies) | | | | " << percent(r.macro_accuracy) << " |\n";
     s << "\n";
     if (r.ovobench) s << ovobench_markdown(*r.ovobench) << "\n";
+    if (r.proactive) {
+      const ProactiveTally& p = *r.proactive;
+      auto share = [&](int64_t n) { return percent(p.scored ? std::optional<double>(double(n) / p.scored) : std::nullopt); };
+      s << "- proactive output (count.py): time accuracy " << share(p.time_correct) << " % (" << p.time_correct << " / "
+        << p.scored << " last turns within ±2 s of the ground truth), answer accuracy " << share(p.answer_correct)
+        << " % (" << p.answer_correct << " also contain the ground-truth output)\n";
+    }
     const Tally& t = r.overall;
     s << "- not scored: " << t.unanswered << " unanswered (left out by the rule), " << t.missing
       << " without a prediction, " << t.errored << " errored, " << t.no_gold << " without a gold answer\n";
@@ -406,6 +426,9 @@ std::string score_json(const ScoreReport& r) {
       {"questions", questions}};
   if (r.judge) j["open_ended"]["judge"] = judge_tally_json(*r.judge);
   if (r.ovobench) j["ovobench"] = ovobench_json(*r.ovobench);
+  if (r.proactive)
+    j["proactive"] = {{"scored", r.proactive->scored}, {"time_correct", r.proactive->time_correct},
+                      {"answer_correct", r.proactive->answer_correct}};
   // Judge replies are any text a server sent: replace bad UTF-8 rather than throw.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -47,6 +47,13 @@ struct JudgeTally {
   std::optional<double> mean_score() const;
 };
 
+// StreamingBench's Proactive Output as count.py counts it, over the questions with an answer:
+// time accuracy = time_correct / scored, answer accuracy = answer_correct / scored (the table's
+// accuracy; benchmarks/streamingbench_proactive.h has the rule).
+struct ProactiveTally {
+  int64_t scored = 0, time_correct = 0, answer_correct = 0;
+};
+
 struct QuestionScore {
   std::string stream, id, category;
   std::string outcome;  // correct, wrong, unanswered, missing, errored, no_gold, open_ended
@@ -62,6 +69,7 @@ struct ScoreReport {
   std::vector<std::pair<std::string, Tally>> categories;  // the official table's order, then by name
   std::optional<double> macro_accuracy;                    // MLVU: M-Avg
   std::optional<OvoBenchSummary> ovobench;                 // the ovobench rule: tasks, groups, total
+  std::optional<ProactiveTally> proactive;                 // StreamingBench Proactive Output questions
   int64_t open_ended = 0, open_ended_answered = 0;         // need the LLM judge (RVS)
   std::optional<JudgeTally> judge;                         // set by judge_open_ended
   RecallTally recall;

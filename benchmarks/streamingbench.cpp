@@ -79,8 +79,8 @@ bool read_streamingbench_question(AnnotationReader& r, const nlohmann::json& jq,
   return true;
 }
 
-std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
-  AnnotationReader r(options_.annotations, problems);
+std::vector<Stream> read_entry_questions(AnnotationReader& r, const StreamingBenchOptions& options,
+                                         const std::function<void(EntryQuestion&)>& f) {
   const nlohmann::json j = r.read_json_list("entries");
   std::vector<Stream> out;
   std::map<std::string, size_t> stream_of_video;
@@ -91,37 +91,43 @@ std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
     if (!r.object(entry, at)) continue;
     const auto video_path = r.text(entry, at, "video_path");
     const auto* questions = r.list(entry, at, "questions");
-    const auto entry_window = r.text(entry, at, "time", false);  // questions_real.json only
+    const auto window = r.text(entry, at, "time", false);  // questions_real_stream.json: none
     const auto video_category = r.text(entry, at, "video_categories", false);
     if (!video_path || !questions) continue;
-    const std::string video = resolve_video(options_.video_root, r.file(), *video_path,
-                                            static_cast<int>(options_.video_path_keep));
+    const std::string video = resolve_video(options.video_root, r.file(), *video_path,
+                                            static_cast<int>(options.video_path_keep));
     auto [it, added] = stream_of_video.emplace(video, out.size());
     if (added) out.push_back({std::filesystem::path(*video_path).stem().string(), video, {}, 0});
-    Stream& stream = out[it->second];
-
     for (size_t k = 0; k < questions->size(); ++k) {
-      const auto& jq = (*questions)[k];
       const std::string qat = at_index(at_key(at, "questions"), k);
-      const size_t fatal_before = r.fatal_count();
-      Question q;
-      q.id = stream.id + "_" + std::to_string(asked[it->second]++);
-      if (!r.object(jq, qat)) continue;
-      if (video_category) q.tags["video_category"] = *video_category;
-      const auto window = entry_window ? entry_window : r.text(jq, qat, "time", false);
-      if (r.fatal_count() != fatal_before) continue;
-      if (!read_streamingbench_question(r, jq, qat, options_.malformed_stamps, q)) continue;
-      const std::string stamp = q.tags["time_stamp"];
-      if (window) {
-        const auto w = clock_interval(*window);
-        if (!w) r.note(at_key(entry_window ? at : qat, "time"), "window " + nlohmann::json(*window).dump() + " not understood");
-        else if (q.time < w->first || q.time > w->second)
-          r.note(at_key(qat, "time_stamp"), "\"" + stamp + "\" lies outside its window " + nlohmann::json(*window).dump());
-      }
-      stream.questions.push_back(std::move(q));
+      Stream& stream = out[it->second];
+      EntryQuestion q{(*questions)[k], qat, at, stream, stream.id + "_" + std::to_string(asked[it->second]++),
+                      window, video_category};
+      if (r.object(q.question, qat)) f(q);
     }
   }
   return out;
+}
+
+std::vector<Stream> StreamingBench::load(std::vector<LoadProblem>& problems) {
+  AnnotationReader r(options_.annotations, problems);
+  return read_entry_questions(r, options_, [&](EntryQuestion& e) {
+    const size_t fatal_before = r.fatal_count();
+    Question q;
+    q.id = e.id;
+    if (e.video_category) q.tags["video_category"] = *e.video_category;
+    const auto window = e.window ? e.window : r.text(e.question, e.at, "time", false);
+    if (r.fatal_count() != fatal_before) return;
+    if (!read_streamingbench_question(r, e.question, e.at, options_.malformed_stamps, q)) return;
+    const std::string stamp = q.tags["time_stamp"];
+    if (window) {
+      const auto w = clock_interval(*window);
+      if (!w) r.note(at_key(e.window ? e.entry_at : e.at, "time"), "window " + nlohmann::json(*window).dump() + " not understood");
+      else if (q.time < w->first || q.time > w->second)
+        r.note(at_key(e.at, "time_stamp"), "\"" + stamp + "\" lies outside its window " + nlohmann::json(*window).dump());
+    }
+    e.stream.questions.push_back(std::move(q));
+  });
 }
 
 }  // namespace svqa

@@ -7,6 +7,7 @@
 // Streams are the videos (stream id = the file name without extension), question id = "<stream>_<k>",
 // k the question's index in the file among that video's.
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -23,7 +24,8 @@ struct StreamingBenchOptions {
   std::string rule = "official";
   static void declare(Schema<StreamingBenchOptions>& s) {
     s.field("annotations", &StreamingBenchOptions::annotations,
-            "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json")
+            "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json; "
+            "streamingbench_proactive: questions_proactive.json")
         .required();
     s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own");
     s.field("video_path_keep", &StreamingBenchOptions::video_path_keep,
@@ -52,6 +54,23 @@ StampReading read_streamingbench_stamp(const std::string& stamp, const std::stri
 // when it cannot be asked (the problem recorded, or the question dropped by `malformed_stamps`).
 bool read_streamingbench_question(AnnotationReader& r, const nlohmann::json& jq, const std::string& at,
                                   const std::string& malformed_stamps, Question& q);
+
+// One question object of a file of entries ({time, questions, video_categories, video_path}:
+// questions_real.json, questions_proactive.json), with the stream of its video (made on first sight,
+// id = the file name without extension) and its id "<stream>_<k>", k its index among the video's
+// questions in the file (ids stay put when one is dropped).
+struct EntryQuestion {
+  const nlohmann::json& question;
+  const std::string& at;  // "[e].questions[k]"
+  const std::string& entry_at;  // "[e]"
+  Stream& stream;
+  std::string id;
+  std::optional<std::string> window, video_category;  // the entry's `time` and `video_categories`
+};
+// Calls `f` on every question object of the file's entries; entries that are not objects or lack
+// video_path / questions are recorded problems. Returns the streams, with what `f` added to them.
+std::vector<Stream> read_entry_questions(AnnotationReader& r, const StreamingBenchOptions& options,
+                                         const std::function<void(EntryQuestion&)>& f);
 
 class StreamingBench final : public AnnotatedBenchmark {
  public:

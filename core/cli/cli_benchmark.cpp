@@ -119,17 +119,23 @@ std::string questions_jsonl(const Benchmark& benchmark, const std::vector<Stream
   for (const auto& s : streams) {
     std::vector<Question> questions = s.questions;
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
-    for (const auto& q : questions)
-      out += nlohmann::json{{"stream", s.id},
+    for (const auto& q : questions) {
+      nlohmann::json line{{"stream", s.id},
                             {"question_id", q.id},
                             {"time", std::isfinite(q.time) ? nlohmann::json(q.time) : nlohmann::json(nullptr)},
                             {"category", q.category},
                             {"prompt", benchmark.question_text(q)},
                             {"answer_prefix", benchmark.answer_prefix(q)},
                             {"gold", judged_by_rule(q) ? nlohmann::json(gold_letter(benchmark.answer_rule(), q))
-                                                       : nlohmann::json(q.answer)}}
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-             "\n";
+                                                       : nlohmann::json(q.answer)}};
+      if (!q.poll_times.empty()) {  // a proactive question: polled with this prompt at these times first
+        Question poll = q;
+        poll.text = q.poll_text;
+        line["poll_prompt"] = benchmark.question_text(poll);
+        line["poll_times"] = q.poll_times;
+      }
+      out += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
   }
   return out;
 }
@@ -161,7 +167,7 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
   std::vector<LoadProblem> problems;
   const std::vector<Stream> streams = benchmark->load(problems);
 
-  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0;
+  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0, polls = 0, proactive = 0;
   std::map<size_t, int64_t> by_option_count;
   std::map<std::string, int64_t> by_category;
   std::map<std::string, std::set<std::string>> items_by_category;  // records asked several times (OVO-Bench's probes)
@@ -170,7 +176,9 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
       ++questions;
       offline += q.offline;
       with_evidence += !q.evidence.empty();
+      polls += static_cast<int64_t>(q.poll_times.size());
       if (!q.options.empty()) ++multiple_choice, ++by_option_count[q.options.size()];
+      else if (!q.poll_times.empty()) ++proactive;
       else closed += judged_by_rule(q);
       for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories) {
         ++by_category[c.empty() ? "(none)" : c];
@@ -187,8 +195,12 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
             << "videos: " << streams.size() << "\n"
             << "questions: " << questions << " (" << multiple_choice << " multiple choice, "
             << (closed ? std::to_string(closed) + " closed without options (a count, Yes/No), " : "")
-            << questions - multiple_choice - closed << " open-ended; " << offline << " offline, " << questions - offline
+            << (proactive ? std::to_string(proactive) + " proactive (a text to output at the right time), " : "")
+            << questions - multiple_choice - closed - proactive << " open-ended; " << offline << " offline, " << questions - offline
             << " asked at a time; " << with_evidence << " with evidence)\n";
+  if (polls)
+    std::cout << "polls: at most " << polls << " (proactive questions, once a second until the first yes; then the "
+              << "question itself)\n";
   if (!by_option_count.empty()) {
     std::cout << "options per question:";
     for (const auto& [n, count] : by_option_count) std::cout << " " << n << " (" << count << ")";

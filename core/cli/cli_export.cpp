@@ -23,10 +23,11 @@ namespace {
 // The annotation file of the run's benchmark, and the format its results file has.
 std::pair<std::string, std::string> annotations_and_format(const ComponentChoice& benchmark) {
   if (benchmark.type == "ovobench") return {std::any_cast<OvoBenchOptions>(benchmark.options).annotations, "ovobench"};
-  if (benchmark.type == "streamingbench" || benchmark.type == "streamingbench_sqa")  // one options struct
+  if (benchmark.type == "streamingbench" || benchmark.type == "streamingbench_sqa" ||
+      benchmark.type == "streamingbench_proactive")  // one options struct
     return {std::any_cast<StreamingBenchOptions>(benchmark.options).annotations, "streamingbench"};
   throw UsageError("benchmark '" + benchmark.type +
-                   "' has no results file format here (ovobench, streamingbench, streamingbench_sqa have)");
+                   "' has no results file format here (ovobench, streamingbench, streamingbench_sqa, streamingbench_proactive have)");
 }
 
 nlohmann::json read_json_file(const std::string& path) {

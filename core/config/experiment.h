@@ -44,6 +44,7 @@ struct StreamOptions {
   std::string spill_dir;
   std::string protocol = "streaming";
   int64_t min_video_frames = 0;
+  double context_window_s = 0;
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6)
         .max(1000);
@@ -95,6 +96,12 @@ struct StreamOptions {
             "questions an error record saying so (MuKV's reference skips videos under 15); 0: none skipped")
         .min(0)
         .max(1000000);
+    s.field("context_window_s", &StreamOptions::context_window_s,
+            "StreamingBench's --context_time: a question at t may use only memory inside [t - w, t] (blocks "
+            "starting at or after t - w; fresh_frames: frames from there on); the leaderboard's main table uses "
+            "60; 0: the whole past")
+        .min(0)
+        .max(86400);
   }
 };
 

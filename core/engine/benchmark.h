@@ -30,6 +30,12 @@ struct Question {
   // The options as the file writes them ("A. …"), where an official prompt shows them so; empty: `options`.
   std::vector<std::string> official_options;
   std::map<std::string, std::string> tags;  // other labels (domain, video category, duration group)
+  // A proactive question (StreamingBench's Proactive Output): before the question itself the model is
+  // asked `poll_text` at each of `poll_times` (ascending seconds; `time` is the first) until the
+  // benchmark's poll_says_yes accepts an answer; the question is then asked at that poll's time.
+  // Empty: asked once, at `time`. The run's core/run/proactive_polling.h drives it.
+  std::vector<double> poll_times;
+  std::string poll_text;
 };
 
 // Multiple choice, or a closed question with a gold the rule compares with: judged by the
@@ -87,6 +93,15 @@ class Benchmark {
   // a gold letter, or an output the rule leaves unanswered, has no correct/wrong.
   virtual Verdict verdict(const Question& q, const std::string& output) const = 0;
   virtual bool has_gold(const Question& q) const = 0;
+  // Whether an answer to a proactive question's poll (Question::poll_text) says it is time to answer.
+  // Default: StreamingBench's rule (src/benchmark/StreamingBenchProactive.py): "yes" anywhere in the
+  // lowercased answer, so "Yes.", "eyes" and "yes, no" all say yes.
+  virtual bool poll_says_yes(const std::string& output) const {
+    std::string lower = output;  // Python's str.lower() on ASCII; other bytes cannot spell "yes"
+    for (char& c : lower)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return lower.find("yes") != std::string::npos;  // strip() cannot change whether it occurs
+  }
 };
 
 }  // namespace svqa

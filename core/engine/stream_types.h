@@ -31,6 +31,9 @@ struct QuestionInfo {
   std::string id;
   std::string text;  // the raw question (what ReKV's retrieval pass runs)
   double time = 0;   // seconds into the stream; every block in the bank ends at or before it
+  // stream.context_window_s: the question may use only what starts at or after this (seconds; the
+  // bank it is answered from holds nothing earlier; fresh_frames samples its frames from there on).
+  double window_start = 0;
   const SinkKv* sinks = nullptr;  // the stream's attention sinks (set by answer_question)
 };
 

@@ -200,7 +200,13 @@ std::vector<PredictionRecord> read_prediction_records(const std::string& path) {
 }
 
 std::vector<Prediction> scored_predictions(const std::vector<PredictionRecord>& records) {
-  return {records.begin(), records.end()};
+  std::vector<Prediction> out(records.begin(), records.end());
+  for (size_t i = 0; i < records.size(); ++i)  // a proactive question's turns, as prediction_from_json reads them
+    if (const auto& extra = records[i].extra; extra.contains("dialog_history")) {
+      out[i].dialog_history = extra["dialog_history"];
+      out[i].answered_at = extra.value("answered", json(false));
+    }
+  return out;
 }
 
 }  // namespace svqa

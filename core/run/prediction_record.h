@@ -81,7 +81,8 @@ struct RecordMemory {
 };
 
 struct PredictionRecord : Prediction {
-  std::optional<double> time;  // seconds into the stream when asked; none: unknown (e.g. an offline question that failed)
+  // Prediction::time: seconds into the stream when asked (a proactive question: its last turn); none:
+  // unknown (e.g. an offline question that failed).
   std::string question, category;
   std::vector<std::string> options;  // empty for an open-ended question
   std::string reference;

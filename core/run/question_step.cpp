@@ -14,6 +14,7 @@
 
 #include "core/io/environment_error.h"
 #include "core/io/format.h"
+#include "core/run/context_window.h"
 #include "models/loading/torch_error.h"
 
 namespace svqa {
@@ -43,10 +44,16 @@ std::string prompt_for(const QuestionStep& step, const Question& q) {
   return prompt + step.benchmark.answer_prefix(q);
 }
 
-// The bank the question is answered from: the encoder's own for this question, else the stream's.
-const MemoryBank& answered_bank(const QuestionStep& step, StreamEncoding& stream) {
+// The bank the question is answered from: the encoder's own for this question (built inside the
+// window already), else the part of the stream's inside the window (`window`, when there is one), else the stream's.
+const MemoryBank& answered_bank(const QuestionStep& step, StreamEncoding& stream,
+                                const std::unique_ptr<MemoryBank>& window = nullptr) {
   const MemoryBank* own = step.encoder.question_bank();
-  return own ? *own : stream.bank();
+  return own ? *own : window ? *window : stream.bank();
+}
+
+QuestionInfo question_info(const QuestionStep& step, const Question& q) {
+  return {q.id, q.text, q.time, q.offline ? 0.0 : window_start(q.time, step.context_window_s), nullptr};
 }
 
 // What every record says of its question.
@@ -80,7 +87,7 @@ namespace {
 
 // The one place the encoder hears of a question before retrieval reads the bank.
 void tell_encoder(const QuestionStep& step, StreamEncoding& stream, const Question& q) {
-  step.encoder.before_question(step.backbone, QuestionInfo{q.id, q.text, q.time}, stream.bank());
+  step.encoder.before_question(step.backbone, question_info(step, q), stream.bank());
 }
 
 }  // namespace
@@ -96,17 +103,25 @@ void replay_answered(const QuestionStep& step, StreamEncoding& stream, const Que
 
 PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                             const Question& q, const StreamEncoding::Step& encoding) {
-  const QuestionInfo info{q.id, q.text, q.time};
+  const QuestionInfo info = question_info(step, q);
   Answer a;
   double told_s = 0;  // what the encoder did when told of the question (StreamKV encodes its open segment)
+  double window_s = 0;  // copying the blocks inside the context window: on the way to the first token
+  std::unique_ptr<MemoryBank> window;
   try {
-    const auto t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     tell_encoder(step, stream, q);
     told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (info.window_start > 0 && !step.encoder.question_bank()) {
+      t0 = std::chrono::steady_clock::now();
+      window = blocks_from(stream.bank(), info.window_start,
+                           {step.backbone.num_layers(), step.backbone.device(), -1, ""});
+      window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     AnswerOptions options = step.options;
     options.max_new_tokens = answer_length(step.options.max_new_tokens, q);
-    a = answer_question(step.backbone, step.encoder, answered_bank(step, stream), step.retrieval, info, prompt_for(step, q),
-                        options);
+    a = answer_question(step.backbone, step.encoder, answered_bank(step, stream, window), step.retrieval, info,
+                        prompt_for(step, q), options);
   } catch (const EnvironmentError&) {  // the machine's failure: no record, the run stops, a rerun retries
     throw;
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
@@ -115,7 +130,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     return error_record(stream_id, q, e.what());
   }
 
-  const MemoryBank& bank = answered_bank(step, stream);
+  const MemoryBank& bank = answered_bank(step, stream, window);
   // Context built at the question (fresh_frames' vision and prefill) is on the way to the first token;
   // work the encoder finished then (StreamKV's open segment) is encoding.
   const bool built_at_question = step.encoder.question_bank() != nullptr;
@@ -131,15 +146,18 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
       // An offline question is asked after the whole video: every frame is before it.
       if (!stream.before_question(b, q.offline ? std::numeric_limits<double>::infinity() : q.time))
         throw std::logic_error("causality: block " + std::to_string(id) + " ends after its question");
+      if (b.start_time < info.window_start)
+        throw std::logic_error("context window: block " + std::to_string(id) + " starts before its question's window");
       r.block_spans[id] = {b.start_time, b.end_time};
     }
   r.context_tokens = a.context_tokens;
   r.frames_encoded = stream.encoded();
   r.timing = RecordTiming{encoding.seconds + (built_at_question ? 0 : told_s), encoding.frames, a.retrieve_seconds,
                           a.prefill_seconds, a.decode_seconds,
-                          a.retrieve_seconds + a.prefill_seconds + (built_at_question ? told_s : 0)};
+                          a.retrieve_seconds + a.prefill_seconds + window_s + (built_at_question ? told_s : 0)};
   std::tie(r.timing->load_1m, r.timing->cpus) = machine_load();
-  r.memory = record_memory(bank.accounting());
+  r.memory = record_memory((window ? stream.bank() : bank).accounting());  // what is kept, not the window's copy
+  if (step.context_window_s > 0 && !q.offline) r.extra["context_window"] = {info.window_start, q.time};
   // Scores as (block start s, score) in block order, 5 significant digits.
   const auto scored = [&](const std::map<int64_t, double>& scores) {
     std::vector<std::pair<double, double>> out;

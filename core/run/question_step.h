@@ -21,6 +21,7 @@ struct QuestionStep {
   std::string answer_prompt;  // the text after the retrieved video, with {question}
   AnswerOptions options;      // max_new_tokens 0: by question kind (answer_length)
   bool record_logits = false;  // extra.first_token_logits
+  double context_window_s = 0;  // stream.context_window_s: 0 the whole past (core/run/context_window.h)
 };
 
 // Greedy decoding limit for `q`: `max_new_tokens` when > 0, else ReKV's by question kind
@@ -30,7 +31,8 @@ int64_t answer_length(int64_t max_new_tokens, const Question& q);
 
 // Answers `q` (asked at q.time; every frame up to it is encoded) from `stream`'s bank. `encoding`
 // is what was encoded for it since the previous question. A failure of the question becomes an
-// error record; an EnvironmentError (spill disk full, a spill file changed) is thrown on, so the run
+// error record; under a context window the question is answered from the blocks inside it, and one
+// retrieved from before the window throws std::logic_error too; an EnvironmentError (spill disk full, a spill file changed) is thrown on, so the run
 // stops and a rerun retries; a retrieved block that ends after the question throws std::logic_error (a bug).
 PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                             const Question& q, const StreamEncoding::Step& encoding);

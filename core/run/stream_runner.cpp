@@ -10,6 +10,7 @@
 #include "core/io/safe_paths.h"
 #include "core/run/frame_supply.h"
 #include "core/run/prediction_log.h"
+#include "core/run/proactive_polling.h"
 #include "core/run/progress.h"
 #include "core/run/question_step.h"
 #include "core/run/run_closing.h"
@@ -128,7 +129,11 @@ class StreamRunner {
     auto encoding = fresh();
     const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
-                            cfg_.header.stream.record_logits};
+                            cfg_.header.stream.record_logits, cfg_.header.stream.context_window_s};
+    if (std::any_of(questions.begin(), questions.end(), [](const Question& q) { return !q.poll_times.empty(); })) {
+      run_polled(stream, questions, step, *encoding, reencode);
+      return;
+    }
     for (Question q : questions) {
       if (reencode) {
         if (done(q)) continue;
@@ -155,6 +160,22 @@ class StreamRunner {
         replay_answered(step, *encoding, q);
     }
     totals_.encoded_frames += encoding->encoded();
+  }
+
+  // A stream of proactive questions (core/run/proactive_polling.h): polls in time order over one memory.
+  void run_polled(const Stream& stream, const std::vector<Question>& questions, const QuestionStep& step,
+                  StreamEncoding& encoding, bool reencode) {
+    if (reencode) {  // a fresh memory per poll would re-encode the stream once a second
+      for (const auto& q : questions)
+        if (!predictions_.done(stream.id, q.id))
+          record(error_record(stream.id, q, "stream.protocol reencode_per_question does not poll proactive questions: "
+                                            "use streaming"));
+      return;
+    }
+    run_polled_stream(step, encoding, stream.id, questions, predictions_,
+                      {[&](double time) { return encode_until(encoding, stream.id, time); },
+                       [&](const PredictionRecord& r) { record(r); }});
+    totals_.encoded_frames += encoding.encoded();
   }
 
   StreamEncoding::Step encode_until(StreamEncoding& encoding, const std::string& stream_id, double time) {

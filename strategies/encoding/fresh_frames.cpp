@@ -45,14 +45,17 @@ void FreshFrames::encode(Backbone& backbone, const std::vector<VisualUnit>& unit
     held_.erase(held_.begin(), held_.end() - units_wanted());
 }
 
-std::vector<size_t> FreshFrames::chosen_units() const {
-  const int64_t n = static_cast<int64_t>(held_.size()), k = std::min(n, units_wanted());
+std::vector<size_t> FreshFrames::chosen_units(double window_start) const {
+  // The held units inside the question's context window: a suffix of held_ (held in time order).
+  const auto first = std::find_if(held_.begin(), held_.end(), [&](const Held& h) { return h.start_time >= window_start; });
+  const int64_t skip = first - held_.begin();
+  const int64_t n = static_cast<int64_t>(held_.size()) - skip, k = std::min(n, units_wanted());
   std::vector<size_t> out;
   if (options_.sampling == "recent") {
-    for (int64_t i = n - k; i < n; ++i) out.push_back(static_cast<size_t>(i));
+    for (int64_t i = n - k; i < n; ++i) out.push_back(static_cast<size_t>(skip + i));
     return out;
   }
-  for (const int64_t i : uniform_indices(n, k)) out.push_back(static_cast<size_t>(i));  // linspace, truncated
+  for (const int64_t i : uniform_indices(n, k)) out.push_back(static_cast<size_t>(skip + i));  // linspace, truncated
   return out;
 }
 
@@ -60,7 +63,7 @@ void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& questi
   (void)bank;
   fed_frames_.clear();
   question_bank_ = std::make_unique<MemoryBank>(MemoryBankOptions{backbone.num_layers(), backbone.device(), -1, ""});
-  const auto chosen = chosen_units();
+  const auto chosen = chosen_units(question.window_start);
   const int64_t n_init = static_cast<int64_t>(sink_ids_.size());
   next_position_ = n_init;
   if (chosen.empty()) {  // a question before the first frame: the model on the prompt alone

@@ -61,7 +61,7 @@ class FreshFrames final : public EncodingStrategy {
     double start_time = 0, end_time = 0;
   };
   // Indices into held_ of the units the question is answered from, in time order.
-  std::vector<size_t> chosen_units() const;
+  std::vector<size_t> chosen_units(double window_start) const;  // of those starting at or after window_start
   int64_t units_wanted() const;
 
   FreshFramesOptions options_;
