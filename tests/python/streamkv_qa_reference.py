@@ -192,22 +192,7 @@ class StreamKV(ReKV):
             kv.probing, kv.count = False, c
         self.run_layers(question, retrieval)
         retrieved = [[kv.origin[b] for b in kv.retrieved] for kv in self.kv]
-
-        def answering(i, q, k, v):
-            out, caches[i] = tuple_attention(self.rope, q, k, v, caches[i], self.n_init, NO_WINDOW, keep=True)
-            return out
-
-        output_ids, first = [], None
-        h = self.embed(torch.tensor(self.ids(input_text["prompt"])))
-        for step in range(max_new_tokens):
-            logits = self.logits(self.run_layers(h, answering))
-            if first is None:
-                first = logits.clone()
-            token = int(torch.topk(logits, 2).indices[0])
-            output_ids.append(token)
-            if token in self.eos or step == max_new_tokens - 1:
-                break
-            h = self.embed(torch.tensor([token]))
+        output_ids, first = self.greedy(caches, input_text["prompt"], max_new_tokens, NO_WINDOW)
         return output_ids, retrieved, first, counts
 
     def answer(self, features, question, end_time, candidates):

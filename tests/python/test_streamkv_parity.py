@@ -11,14 +11,13 @@ The export's weights are drawn at std 0.3 (--weight-std) so that answers and ret
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 import yaml
 
-from backbone_reference import load_hf, pixel_values
+from backbone_reference import export_tiny, load_hf, pixel_values
 from streamkv_qa_reference import StreamKV, svqa_ids
 
 FRAMES = 40
@@ -48,10 +47,7 @@ def scene_frames(height, width, seed=5):
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory, root, svqa_bin):
     tmp = tmp_path_factory.mktemp("streamkv_parity")
-    export = tmp / "export"
-    r = subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "3",
-                        "--weight-std", "0.3", "--out", export], cwd=root, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    export = export_tiny("llava_onevision", tmp / "export", seed=3, weight_std=0.3)
     manifest = json.loads((export / "manifest.json").read_text())
     frames = scene_frames(manifest["image"]["height"], manifest["image"]["width"])
     np.save(tmp / "video.npy", frames)
