@@ -103,7 +103,7 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
     std::vector<LayerQkv> seen;
     for (size_t b = 0; b < count; ++b) {
       const int64_t n = h[b].size(0);
-      if (!rules_.migrate_sinks && entered_before == 0 && entered[b] > 0) {  // the sinks leave the window
+      if (!rules_.migrate_sinks && !rules_.sinks_stay && entered_before == 0 && entered[b] > 0) {  // they leave the window
         const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), sinks_.size()) - w.index.begin();
         w.kv.drop_front(drop);
         w.positions.drop_front(drop);

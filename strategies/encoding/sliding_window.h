@@ -21,6 +21,9 @@
 //                           them, so a query may see a sink twice (in the window and as a sink);
 //              all_at_once: all sinks enter the sink segment at the first block whose window would
 //                           hold more than n_local tokens and leave the window then (seen once).
+//              all_at_once_stay: all enter at that block and stay in the window (StreamKV's code:
+//                           its ContextManager moves them when the init prompt ends and attends to
+//                           them once a block's window holds more than n_local tokens).
 
 #include <ATen/ATen.h>
 
@@ -62,7 +65,8 @@ struct WindowHooks {
 // The two rules above, as an encoder's options carry them.
 struct WindowRules {
   bool relative_positions = true;  // positions: window
-  bool migrate_sinks = true;       // sink_entry: migrate
+  bool migrate_sinks = true;  // sink_entry: migrate
+  bool sinks_stay = false;    // with migrate_sinks false: all_at_once_stay (else all_at_once, leaving the window)
 };
 
 // The `positions` and `sink_entry` fields of an encoder's options struct (std::string members of
@@ -75,12 +79,13 @@ void declare_window_rules(Schema<Options>& s) {
       .one_of({"window", "absolute"});
   s.field("sink_entry", &Options::sink_entry,
           "migrate: sinks join the sink segment min(n_init, tokens past n_local) at a time and stay in the "
-          "window (ReKV's code); all_at_once: all at the first full window, leaving it")
-      .one_of({"migrate", "all_at_once"});
+          "window (ReKV's code); all_at_once: all at the first full window, leaving it; all_at_once_stay: all "
+          "at the first full window, staying in it (StreamKV's code)")
+      .one_of({"migrate", "all_at_once", "all_at_once_stay"});
 }
 template <class Options>
 WindowRules window_rules(const Options& o) {
-  return {o.positions == "window", o.sink_entry == "migrate"};
+  return {o.positions == "window", o.sink_entry == "migrate", o.sink_entry == "all_at_once_stay"};
 }
 
 class SlidingWindow {

@@ -41,7 +41,7 @@ struct StreamkvOptions {
   bool layer_adaptive = true;
   std::string guidance_prompt = kStreamkvGuidancePrompt;
   std::string positions = "window";
-  std::string sink_entry = "migrate";
+  std::string sink_entry = "all_at_once_stay";  // StreamKV's ContextManager (sliding_window.h)
   static void declare(Schema<StreamkvOptions>& s);
 };
 
@@ -69,6 +69,9 @@ class StreamkvSegments final : public EncodingStrategy {
   void add_record_fields(nlohmann::json& extra) const override;
   const SinkKv& sinks() const override { return window_.sinks(); }
   int64_t next_position() const override { return cursor_; }
+  // A frame no layer keeps is not stored but held its encode positions: the bank's blocks leave
+  // gaps, so `contiguous` lays the chosen blocks one after the other (the reference's re-indexing).
+  bool blocks_tile_stream() const override { return false; }
 
   const std::vector<SegmentRecord>& segments() const { return records_; }
 

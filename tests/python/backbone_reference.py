@@ -12,9 +12,11 @@ import torch
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def export_tiny(architecture, out, seed=0):
-    subprocess.run([sys.executable, "-m", "models.export", "--tiny", architecture, "--seed", str(seed), "--out", str(out)],
-                   cwd=ROOT, check=True, capture_output=True)
+def export_tiny(architecture, out, seed=0, weight_std=None):
+    """A tiny random export; `weight_std` (e.g. 0.3) draws weights where answers depend on the input."""
+    scale = [] if weight_std is None else ["--weight-std", str(weight_std)]
+    subprocess.run([sys.executable, "-m", "models.export", "--tiny", architecture, "--seed", str(seed), *scale,
+                    "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
     return out
 
 

@@ -350,13 +350,19 @@ class ReKV:
 
         self.run_layers(self.embed(torch.tensor(self.ids(input_text["question"]))), retrieval)
         retrieved = [list(c.retrieved) for c in self.kv]
+        output_ids, first = self.greedy(caches, input_text["prompt"], max_new_tokens, self.n_local)
+        return output_ids, retrieved, first
+
+    def greedy(self, caches, prompt, max_new_tokens, n_local):
+        """The answer prompt over the per-layer tuple caches, then greedy decoding to EOS (the tuple
+        cache path, window `n_local`). Returns (ids, first-token logits)."""
 
         def answering(i, q, k, v):
-            out, caches[i] = tuple_attention(self.rope, q, k, v, caches[i], self.n_init, self.n_local, keep=True)
+            out, caches[i] = tuple_attention(self.rope, q, k, v, caches[i], self.n_init, n_local, keep=True)
             return out
 
         output_ids, first = [], None
-        h = self.embed(torch.tensor(self.ids(input_text["prompt"])))
+        h = self.embed(torch.tensor(self.ids(prompt)))
         for step in range(max_new_tokens):
             logits = self.logits(self.run_layers(h, answering))
             if first is None:
@@ -366,7 +372,7 @@ class ReKV:
             if token in self.eos or step == max_new_tokens - 1:
                 break
             h = self.embed(torch.tensor([token]))
-        return output_ids, retrieved, first
+        return output_ids, first
 
     def stream(self, pixel_values_videos, questions):
         """rekv_stream_vqa.analyze_a_video with multiple-choice questions (question, end_time,

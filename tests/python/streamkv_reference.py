@@ -50,13 +50,14 @@ def merge_pair(entries, members, sims, merges):
 
 
 def segment(frames, m, big_m, theta):
-    """The online rule over a list of [tokens, D] tensors → segments of entries (unit ids) and merges."""
+    """The online rule over a list of [tokens, D] tensors → segments: entries (unit ids), merges, and
+    the entries' features (merged ones averaged)."""
     done = []
     entries, members, sims, merges, count, previous = [], [], [], [], 0, None
 
     def close():
         done.append({"entries": [list(x) for x in members], "merges": list(merges),
-                     "feature_sums": [float(e.sum()) for e in entries]})
+                     "feature_sums": [float(e.sum()) for e in entries], "features": list(entries)})
 
     for t, frame in enumerate(frames):
         if not entries:
@@ -97,8 +98,9 @@ def segmentation_cases(n_cases, seed):
                 base = base + rng.uniform(0.0, 0.35) * rng.standard_normal(dim)
             frames.append(base + 0.2 * rng.standard_normal((tokens, dim)))
         tensors = [torch.tensor(f, dtype=torch.float64) for f in frames]
+        segments = [{k: v for k, v in s.items() if k != "features"} for s in segment(tensors, m, big_m, theta)]
         cases.append({"min": m, "max": big_m, "theta": theta, "frames": [f.tolist() for f in frames],
-                      "segments": segment(tensors, m, big_m, theta)})
+                      "segments": segments})
     return cases
 
 
