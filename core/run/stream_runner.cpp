@@ -14,6 +14,7 @@
 #include "core/run/question_step.h"
 #include "core/run/run_closing.h"
 #include "core/run/run_folder.h"
+#include "core/run/snapshot/snapshot_streams.h"
 #include "core/run/stream_encoding.h"
 #include "models/backbone.h"
 
@@ -70,7 +71,8 @@ class StreamRunner {
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(dir + "/predictions.jsonl"),
-        judge_(make_run_judge(cfg.header.judge, streams_, dir)) {}
+        judge_(make_run_judge(cfg.header.judge, streams_, dir)),
+        snapshots_(cfg, dir, log) {}
 
   int run() {
     int64_t skipped = 0;
@@ -91,8 +93,19 @@ class StreamRunner {
  private:
   const ComponentChoice& component(const char* section) const { return *cfg_.component(section); }
 
-  // Every question of `stream` not yet answered, in the order they are asked, encoding up to each.
+  // The stream from its memory snapshot where one fits, else encoded (and saved when the cache is
+  // on); a snapshot found damaged while answering is dropped and the rest of the stream encoded.
   void run_stream(const Stream& stream) {
+    try {
+      run_stream(stream, true);
+    } catch (const EnvironmentError& e) {
+      if (!snapshots_.drop_if_damaged(e)) throw;
+      run_stream(stream, false);
+    }
+  }
+
+  // Every question of `stream` not yet answered, in the order they are asked, encoding up to each.
+  void run_stream(const Stream& stream, bool use_cache) {
     std::vector<Question> questions = stream.questions;
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
@@ -116,8 +129,12 @@ class StreamRunner {
     // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
     // reference protocol): a fresh memory encoded from frame 0 for every question.
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
+    const bool untouched = std::none_of(questions.begin(), questions.end(), done);
+    const auto snapshot = use_cache && untouched ? snapshots_.open(stream, questions, prompts_.sink_ids, *encoder_)
+                                                 : nullptr;
+    EncodingStrategy& encoder = snapshot ? snapshot->encoder() : *encoder_;
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
-      return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_,
+      return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
                                               frames ? std::move(frames)
                                                      : stream_frames(stream, cfg_.header.stream.fps,
                                                                      frame_step_from_name(cfg_.header.stream.frame_step)),
@@ -126,7 +143,7 @@ class StreamRunner {
                                               cfg_.header.stream.fps);
     };
     auto encoding = fresh();
-    const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
+    const QuestionStep step{*backbone_, encoder, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
                             cfg_.header.stream.record_logits};
     for (Question q : questions) {
@@ -155,6 +172,7 @@ class StreamRunner {
         replay_answered(step, *encoding, q);
     }
     totals_.encoded_frames += encoding->encoded();
+    if (snapshot) snapshots_.finish(*snapshot, stream.id);
   }
 
   StreamEncoding::Step encode_until(StreamEncoding& encoding, const std::string& stream_id, double time) {
@@ -204,6 +222,7 @@ class StreamRunner {
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;
   int errors_ = 0;
+  SnapshotStreams snapshots_;
 };
 
 }  // namespace

@@ -1,0 +1,45 @@
+#include "core/run/snapshot/recording_encoder.h"
+
+#include "core/run/snapshot/snapshot_log.h"
+
+namespace svqa {
+
+RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& data_path)
+    : inner_(inner), data_(data_path) {}
+
+void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t first_block) {
+  event["blocks"] = write_blocks(bank, first_block, data_);
+  event["next_position"] = inner_.next_position();
+  events_.push_back(std::move(event));
+}
+
+void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.begin_stream(backbone, sink_ids, bank);
+  log({{"call", "begin_stream"}, {"sinks", write_sinks(inner_.sinks(), data_)}}, bank, first);
+}
+
+void RecordingEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.encode(backbone, units, bank);
+  log({{"call", "encode"},
+       {"first_frame", units.empty() ? -1 : units.front().first_frame},
+       {"last_frame", units.empty() ? -1 : units.back().last_frame}},
+      bank, first);
+}
+
+void RecordingEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.before_question(backbone, question, bank);
+  nlohmann::json fields = nlohmann::json::object();  // answering does not change the encoder: these are the record's
+  inner_.add_record_fields(fields);
+  log({{"call", "before_question"}, {"question", question.id}, {"time", question.time}, {"fields", fields}}, bank,
+      first);
+}
+
+nlohmann::json RecordingEncoder::finish() {
+  data_.finish();
+  return events_;
+}
+
+}  // namespace svqa
