@@ -49,6 +49,7 @@ commands:
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
   export-results RUN                               a run's predictions as OVO-Bench's / StreamingBench's results file
   report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
+  cache ls|rm|gc DIR                               a memory cache's snapshots: list, remove, bound by size (LRU)
   --version                                        print the version
 
 `svqa <command> --help` shows a command's options.
@@ -290,6 +291,7 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "make-video") return cmd_make_video(argc - 1, argv + 1);
     if (command == "frames") return cmd_frames(argc - 1, argv + 1);
     if (command == "embed") return cmd_embed(argc - 1, argv + 1);
+    if (command == "cache") return cmd_cache(argc - 1, argv + 1);
     if (command == "benchmark") return cmd_benchmark(argc - 1, argv + 1, registries);
     if (command == "score") return cmd_score(argc - 1, argv + 1, registries);
     if (command == "report") return cmd_report(argc - 1, argv + 1, registries);
@@ -297,7 +299,7 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
                                            did_you_mean(command, {"run", "grid", "validate", "list", "tokenize", "probe",
-                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "version"}));
+                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "cache", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";
     return kUsageOrConfigError;

@@ -101,12 +101,18 @@ struct StreamOptions {
 // Where streams' encoded memories are kept for reuse (docs/experiments.md, "Memory snapshots").
 struct MemoryOptions {
   std::string cache;  // empty: off
+  double max_gb = 0;  // 0: unbounded
   static void declare(Schema<MemoryOptions>& s) {
     s.field("cache", &MemoryOptions::cache,
             "folder of memory snapshots: a stream whose encoding (export, encoding section, frames, questions' "
             "times, ...) matches one there is answered from it instead of being encoded, else its encoding is "
             "saved there; runs sharing it (a grid's) encode each stream once; empty: off")
         .matches(R"([^\x00-\x1f\x7f]{0,4096})", "a folder path: at most 4096 bytes, no control characters");
+    s.field("max_gb", &MemoryOptions::max_gb,
+            "size bound of the cache in GB (10^9 bytes): after a snapshot is saved, the least recently used others "
+            "are removed until the cache fits; 0: unbounded (svqa cache gc bounds it by hand)")
+        .min(0)
+        .max(1e6);
   }
 };
 

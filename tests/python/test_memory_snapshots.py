@@ -159,3 +159,49 @@ def test_two_shards_filling_one_cache_encode_the_stream_once(video, svqa_bin, ti
     outputs = [p.communicate(timeout=600)[0] for p in shards]
     assert all(p.returncode == 0 for p in shards), outputs
     assert encodes("".join(outputs)) == (1, 3), outputs
+
+
+def cache_ls(svqa_bin, cache):
+    r = subprocess.run([svqa_bin, "cache", "ls", cache], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [line.split()[0] for line in r.stdout.splitlines()[:-1]], r.stdout
+
+
+def test_cache_ls_rm_and_gc_remove_least_recently_used_first(video, svqa_bin, tiny_export):
+    root = video / "upkeep"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    a = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache", name="a")
+    b = cached_experiment(root, "memstream_aks", export, video / "streams.json", root / "cache", name="b")
+    ran(svqa_bin, a, root / "a1")
+    key_a = only_entry(root / "cache").name
+    ran(svqa_bin, b, root / "b1")
+    assert encodes(ran(svqa_bin, a, root / "a2")) == (0, 1)  # a replayed: b is now the least recently used
+    keys, listing = cache_ls(svqa_bin, root / "cache")
+    assert len(keys) == 2 and keys[1] == key_a, listing
+    sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in (root / "cache").iterdir() if p.is_dir()}
+    bound = max(sizes.values()) / 1e9
+    r = subprocess.run([svqa_bin, "cache", "gc", root / "cache", "--max-gb", f"{bound:.9f}"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith(f"removed {keys[0]}\n"), r.stdout + r.stderr
+    assert cache_ls(svqa_bin, root / "cache")[0] == [key_a]
+    r = subprocess.run([svqa_bin, "cache", "rm", root / "cache", "0123456789abcdef"], capture_output=True, text=True)
+    assert r.returncode == 2 and "no entry 0123456789abcdef" in r.stderr
+    r = subprocess.run([svqa_bin, "cache", "gc", root / "cache", "--max-gb", "lots"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-gb: expected a number of GB" in r.stderr
+    r = subprocess.run([svqa_bin, "cache", "rm", root / "cache", key_a], capture_output=True, text=True)
+    assert r.returncode == 0 and cache_ls(svqa_bin, root / "cache")[0] == []
+
+
+def test_max_gb_bounds_the_cache_after_each_save(video, svqa_bin, tiny_export):
+    root = video / "bounded"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    a = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache", name="a")
+    b = cached_experiment(root, "memstream_aks", export, video / "streams.json", root / "cache", name="b")
+    ran(svqa_bin, a, root / "a1")
+    key_a = only_entry(root / "cache").name
+    b.write_text(b.read_text().replace(f"memory: {{cache: {root / 'cache'}}}",
+                                       f"memory: {{cache: {root / 'cache'}, max_gb: 0.000000001}}"))
+    out = ran(svqa_bin, b, root / "b1")
+    assert f"memory cache: removed {root / 'cache' / key_a} (" in out, out
+    assert only_entry(root / "cache").name != key_a  # the entry just saved stays, over the bound or not

@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kData = "memory.kv";
 constexpr const char* kIndex = "index.json";
-constexpr const char* kIndexSum = "index.sum";
+constexpr const char* kIndexSum = MemoryCache::kUsedFile;
 
 std::optional<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -87,6 +87,8 @@ std::optional<CachedSnapshot> MemoryCache::find(const std::string& key, const nl
     return std::nullopt;
   }
   out.data_path = dir + "/" + kData;
+  std::error_code ignored;  // a read-only cache still serves; its entries' use is then not recorded
+  fs::last_write_time(dir + "/" + kUsedFile, fs::file_time_type::clock::now(), ignored);
   return out;
 }
 

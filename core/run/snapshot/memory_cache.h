@@ -22,11 +22,14 @@ struct CachedSnapshot {
 
 class MemoryCache {
  public:
+  // The file whose modification time says when an entry was last written or replayed.
+  static constexpr const char* kUsedFile = "index.sum";
+
   explicit MemoryCache(std::string dir);
 
   // The sound entry for `key`: index checksum, key material and data size verified (the K/V
-  // tensors' own checksums are checked as questions read them). A damaged or mismatched entry is
-  // one line on `log` naming it, is removed, and is a miss.
+  // tensors' own checksums are checked as questions read them), marked as used now. A damaged or
+  // mismatched entry is one line on `log` naming it, is removed, and is a miss.
   std::optional<CachedSnapshot> find(const std::string& key, const nlohmann::json& material, std::ostream& log) const;
   // Removes entry `key` (after it turned out damaged while answering).
   void remove(const std::string& key) const;

@@ -5,6 +5,7 @@
 
 #include "core/memory/memory_bank.h"
 #include "core/run/model_identity.h"
+#include "core/run/snapshot/cache_upkeep.h"
 #include "core/run/snapshot/snapshot_file.h"
 #include "core/run/snapshot/snapshot_key.h"
 
@@ -53,6 +54,10 @@ void SnapshotStreams::finish(SnapshotSession& session, const std::string& stream
   log_ << "  memory: " << stream_id << (replayed ? " answered from snapshot " : " encoded, saved as snapshot ")
        << cache_->entry_dir(session.key()) << "\n";
   replaying_.clear();
+  if (const double gb = cfg_.header.memory.max_gb; gb > 0 && !replayed)
+    for (const auto& e : shrink_cache(cfg_.header.memory.cache, static_cast<int64_t>(gb * 1e9), session.key()))
+      log_ << "  memory cache: removed " << cache_->entry_dir(e.key) << " (" << e.bytes << " bytes, least recently used) "
+           << "to stay within memory.max_gb\n";
 }
 
 bool SnapshotStreams::drop_if_damaged(const EnvironmentError& e) {
