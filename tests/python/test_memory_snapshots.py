@@ -167,12 +167,16 @@ def cache_ls(svqa_bin, cache):
     return [line.split()[0] for line in r.stdout.splitlines()[:-1]], r.stdout
 
 
+def two_encoders(root, video, export):
+    """Two experiments sharing root/cache whose encodings differ (two cache entries)."""
+    root.mkdir()
+    return [cached_experiment(root, strategy, export, video / "streams.json", root / "cache", name=name)
+            for strategy, name in (("rekv_sliding_window", "a"), ("memstream_aks", "b"))]
+
+
 def test_cache_ls_rm_and_gc_remove_least_recently_used_first(video, svqa_bin, tiny_export):
     root = video / "upkeep"
-    root.mkdir()
-    export = tiny_export("llava_onevision")
-    a = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache", name="a")
-    b = cached_experiment(root, "memstream_aks", export, video / "streams.json", root / "cache", name="b")
+    a, b = two_encoders(root, video, tiny_export("llava_onevision"))
     ran(svqa_bin, a, root / "a1")
     key_a = only_entry(root / "cache").name
     ran(svqa_bin, b, root / "b1")
@@ -180,7 +184,7 @@ def test_cache_ls_rm_and_gc_remove_least_recently_used_first(video, svqa_bin, ti
     keys, listing = cache_ls(svqa_bin, root / "cache")
     assert len(keys) == 2 and keys[1] == key_a, listing
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in (root / "cache").iterdir() if p.is_dir()}
-    bound = max(sizes.values()) / 1e9
+    bound = (max(sizes.values()) + 1000) / 1e9  # one entry fits, both do not
     r = subprocess.run([svqa_bin, "cache", "gc", root / "cache", "--max-gb", f"{bound:.9f}"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith(f"removed {keys[0]}\n"), r.stdout + r.stderr
     assert cache_ls(svqa_bin, root / "cache")[0] == [key_a]
@@ -194,10 +198,7 @@ def test_cache_ls_rm_and_gc_remove_least_recently_used_first(video, svqa_bin, ti
 
 def test_max_gb_bounds_the_cache_after_each_save(video, svqa_bin, tiny_export):
     root = video / "bounded"
-    root.mkdir()
-    export = tiny_export("llava_onevision")
-    a = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache", name="a")
-    b = cached_experiment(root, "memstream_aks", export, video / "streams.json", root / "cache", name="b")
+    a, b = two_encoders(root, video, tiny_export("llava_onevision"))
     ran(svqa_bin, a, root / "a1")
     key_a = only_entry(root / "cache").name
     b.write_text(b.read_text().replace(f"memory: {{cache: {root / 'cache'}}}",
