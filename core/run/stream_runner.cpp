@@ -56,9 +56,12 @@ void note_tiny_model(const Backbone& backbone, std::ostream& log) {
 // One run: the components made from the experiment, then each stream in turn.
 class StreamRunner {
  public:
+  // `encode_only` (svqa encode): each stream's memory encoded into the memory cache, the encoder
+  // told of each question as a run tells it, nothing answered or recorded.
   StreamRunner(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-               bool live_progress)
-      : cfg_(cfg),
+               bool live_progress, bool encode_only = false)
+      : encode_only_(encode_only),
+        cfg_(cfg),
         dir_(dir),
         log_(log),
         live_progress_(live_progress),
@@ -75,6 +78,11 @@ class StreamRunner {
         snapshots_(cfg, dir, log) {}
 
   int run() {
+    if (encode_only_) {
+      note_tiny_model(*backbone_, log_);
+      for (const auto& stream : streams_) run_stream(stream);
+      return 0;
+    }
     int64_t skipped = 0;
     for (const auto& s : streams_)
       for (const auto& q : s.questions) totals_.questions += 1, skipped += predictions_.done(s.id, q.id);
@@ -132,6 +140,10 @@ class StreamRunner {
     const bool untouched = std::none_of(questions.begin(), questions.end(), done);
     const auto snapshot = use_cache && untouched ? snapshots_.open(stream, questions, prompts_.sink_ids, *encoder_)
                                                  : nullptr;
+    if (encode_only_ && (!snapshot || snapshot->replaying())) {  // saved already, or nothing to save
+      log_ << "  memory: " << stream.id << (snapshot ? ": saved already\n" : ": the encoder keeps no memory to save\n");
+      return;
+    }
     EncodingStrategy& encoder = snapshot ? snapshot->encoder() : *encoder_;
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
       return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
@@ -166,7 +178,9 @@ class StreamRunner {
                                                         q.time, *end)));
         continue;
       }
-      if (!done(q))
+      if (encode_only_)
+        replay_answered(step, *encoding, q);  // the encoder hears of the question, as when it is answered
+      else if (!done(q))
         record(answer_one(step, *encoding, stream.id, q, encoded));
       else if (!reencode)  // one memory for the stream: the question changed it when it was answered
         replay_answered(step, *encoding, q);
@@ -195,8 +209,9 @@ class StreamRunner {
                 safe_path_component(stream.id)};
   }
 
-  // Writes one record and logs it.
+  // Writes one record and logs it (svqa encode: nothing).
   void record(const PredictionRecord& r) {
+    if (encode_only_) return;
     predictions_.append(r);
     log_ << "  " << progress_->step() << " " << r.stream << "/" << r.question_id;
     if (!r.answered()) {
@@ -207,6 +222,7 @@ class StreamRunner {
     log_ << fmt::format(" @{:.1f} s: ", r.time.value_or(0)) << nlohmann::json(r.output).dump() << "\n";
   }
 
+  const bool encode_only_;
   const ExperimentConfig& cfg_;
   const std::string dir_;
   std::ostream& log_;
@@ -230,6 +246,12 @@ class StreamRunner {
 int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
                 bool live_progress) {
   return StreamRunner(cfg, registries, dir, log, live_progress).run();
+}
+
+void encode_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log) {
+  if (cfg.header.memory.cache.empty())
+    throw std::invalid_argument("memory.cache: svqa encode writes streams' memory there; set it (the folder svqa run reads)");
+  StreamRunner(cfg, registries, dir, log, false, /*encode_only=*/true).run();
 }
 
 }  // namespace svqa

@@ -206,3 +206,36 @@ def test_max_gb_bounds_the_cache_after_each_save(video, svqa_bin, tiny_export):
     out = ran(svqa_bin, b, root / "b1")
     assert f"memory cache: removed {root / 'cache' / key_a} (" in out, out
     assert only_entry(root / "cache").name != key_a  # the entry just saved stays, over the bound or not
+
+
+@pytest.mark.parametrize("strategy", ["rekv_sliding_window", "streamkv_segments", "mukv_multigrain_carry"])
+def test_svqa_encode_then_run_and_both_started_together_answer_as_one_process(video, svqa_bin, tiny_export, strategy):
+    root = video / f"two-processes-{strategy}"
+    root.mkdir()
+    export = tiny_export(STRATEGIES[strategy][2])
+    ran(svqa_bin, cached_experiment(root, strategy, export, video / "streams.json", None), root / "plain")
+    uncached = records(root / "plain" / "run")
+    exp = cached_experiment(root, strategy, export, video / "streams.json", root / "cache")
+    enc = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert enc.returncode == 0 and encodes(enc.stdout) == (1, 0), enc.stdout + enc.stderr
+    assert not list((root / "cache").glob("encoding.*"))  # its scratch folder is gone
+    assert encodes(ran(svqa_bin, exp, root / "after")) == (0, 1)
+    assert records(root / "after" / "run") == uncached
+    again = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "memory: s: saved already" in again.stdout, again.stdout + again.stderr
+
+    # Started together on an empty cache: whichever takes the entry's lock first encodes, the other
+    # waits for it; the stream is encoded once and the answers are the one-process run's.
+    exp2 = cached_experiment(root, strategy, export, video / "streams.json", root / "cache2", name="together")
+    procs = [subprocess.Popen([svqa_bin, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for args in (["encode", exp2], ["run", exp2, "--out", root / "together"])]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert encodes("".join(outputs))[0] == 1, outputs
+    assert records(root / "together" / "together") == uncached
+
+
+def test_svqa_encode_needs_memory_cache(video, svqa_bin, tiny_export, tmp_path):
+    exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json", None)
+    r = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True)
+    assert r.returncode == 2 and "memory.cache is not set" in r.stderr, r.stderr
