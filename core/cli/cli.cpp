@@ -3,8 +3,10 @@
 // cxxopts splits vector values on ',' by default; `--set k=[1,2]` must stay whole.
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'
 #include <cxxopts.hpp>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -155,7 +157,14 @@ int cmd_encode(int argc, const char* const* argv, const Registries& registries) 
   require_every_section(cfg, args->path, registries);
   if (cfg.header.memory.cache.empty())
     throw UsageError(args->path + ": memory.cache is not set: svqa encode writes streams' memory there");
-  // Spill files of the streams being encoded: a folder of this process inside the cache, removed after.
+  // Spill files of the streams being encoded: a folder of this process inside the cache, removed
+  // after; those of encoders killed before (their pid no live process) go first.
+  std::error_code ignored;
+  for (const auto& e : std::filesystem::directory_iterator(cfg.header.memory.cache, ignored)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("encoding.", 0) == 0 && ::kill(std::atoi(name.c_str() + 9), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(e.path(), ignored);
+  }
   const std::string scratch = cfg.header.memory.cache + "/encoding." + std::to_string(::getpid());
   apply_runtime(cfg.header.runtime);
   at::InferenceMode inference;

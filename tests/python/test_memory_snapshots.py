@@ -239,3 +239,26 @@ def test_svqa_encode_needs_memory_cache(video, svqa_bin, tiny_export, tmp_path):
     exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json", None)
     r = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True)
     assert r.returncode == 2 and "memory.cache is not set" in r.stderr, r.stderr
+
+
+def test_encoder_killed_mid_stream_then_rerun_answers_unchanged(video, svqa_bin, tiny_export):
+    import os
+    import signal
+
+    root = video / "killed-encoder"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    ran(svqa_bin, cached_experiment(root, "streamkv_segments", export, video / "streams.json", None), root / "plain")
+    exp = cached_experiment(root, "streamkv_segments", export, video / "streams.json", root / "cache")
+    killed = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, SVQA_KILL_AFTER_SNAPSHOT_CALLS="4"))
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert [p.name.split(".")[1] for p in (root / "cache").iterdir() if p.is_dir()].count("tmp") == 1  # half-written
+    out = ran(svqa_bin, exp, root / "after")  # no entry: the run encodes, removing the dead writer's folder
+    assert encodes(out) == (1, 0)
+    assert records(root / "after" / "run") == records(root / "plain" / "run")
+    assert not [p for p in (root / "cache").iterdir() if ".tmp." in p.name]
+    assert len(list((root / "cache").glob("encoding.*"))) == 1  # the killed encoder's spill folder
+    again = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "saved already" in again.stdout
+    assert not list((root / "cache").glob("encoding.*"))  # the killed encoder's scratch folder went too

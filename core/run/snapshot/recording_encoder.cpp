@@ -1,8 +1,22 @@
 #include "core/run/snapshot/recording_encoder.h"
 
+#include <csignal>
+#include <cstdlib>
+
 #include "core/run/snapshot/snapshot_log.h"
 
 namespace svqa {
+namespace {
+
+// Test hook, as SVQA_KILL_AFTER_RECORDS (core/run/prediction_log.cpp): SVQA_KILL_AFTER_SNAPSHOT_CALLS=N
+// makes the process SIGKILL itself right after the N-th encoder call it logged, so a test kills an
+// encoder mid-stream at a known point instead of racing a timer.
+void kill_if_asked(size_t logged) {
+  static const char* const kill_at = std::getenv("SVQA_KILL_AFTER_SNAPSHOT_CALLS");
+  if (kill_at && logged == static_cast<size_t>(std::atoll(kill_at))) std::raise(SIGKILL);
+}
+
+}  // namespace
 
 RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& data_path)
     : inner_(inner), data_(data_path) {}
@@ -11,6 +25,7 @@ void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t
   event["blocks"] = write_blocks(bank, first_block, data_);
   event["next_position"] = inner_.next_position();
   events_.push_back(std::move(event));
+  kill_if_asked(events_.size());
 }
 
 void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
