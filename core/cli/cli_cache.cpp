@@ -64,7 +64,7 @@ int cmd_cache(int argc, const char* const* argv) {
     int64_t total = 0;
     for (const auto& e : cache_entries(dir)) {
       total += e.bytes;
-      std::cout << fmt::format("{}  {:10.3f} GB  {}\n", e.key, gb(e.bytes), utc(e.last_used_s));
+      std::cout << fmt::format("{}  {:10.3f} GB  {}\n", e.key, gb(e.bytes), utc(e.last_used_ns / 1000000000));
     }
     std::cout << fmt::format("{}: {:.3f} GB\n", dir, gb(total));
     return 0;

@@ -27,12 +27,12 @@ std::vector<CacheEntryInfo> cache_entries(const std::string& dir) {
     if (!error) {
       const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(
           used - fs::file_time_type::clock::now() + std::chrono::system_clock::now());
-      info.last_used_s = std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
+      info.last_used_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
     }
     out.push_back(info);
   }
   std::sort(out.begin(), out.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.last_used_s != b.last_used_s ? a.last_used_s < b.last_used_s : a.key < b.key;
+    return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.key < b.key;
   });
   return out;
 }

@@ -11,7 +11,7 @@ namespace svqa {
 struct CacheEntryInfo {
   std::string key;
   int64_t bytes = 0;
-  int64_t last_used_s = 0;  // seconds since the epoch: when it was written or last replayed
+  int64_t last_used_ns = 0;  // nanoseconds since the epoch: when it was written or last replayed
 };
 
 // Every finished entry of the cache folder `dir`, least recently used first (temporary folders
