@@ -262,3 +262,32 @@ def test_encoder_killed_mid_stream_then_rerun_answers_unchanged(video, svqa_bin,
     again = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "saved already" in again.stdout
     assert not list((root / "cache").glob("encoding.*"))  # the killed encoder's scratch folder went too
+
+
+def test_run_waits_for_an_encoder_and_says_so_when_it_died(video, svqa_bin, tiny_export):
+    import os
+    import signal
+
+    root = video / "died-encoder"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    ran(svqa_bin, cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", None), root / "plain")
+    exp = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache")
+    encoder = subprocess.Popen([svqa_bin, "encode", exp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, SVQA_STOP_AFTER_SNAPSHOT_CALLS="2"))
+    _, status = os.waitpid(encoder.pid, os.WUNTRACED)  # stopped mid-stream, holding the entry's lock
+    assert os.WIFSTOPPED(status)
+    runner = subprocess.Popen([svqa_bin, "run", exp, "--out", root / "after"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in runner.stdout:  # read until the run says it waits (no timer: it blocks on the lock)
+        lines.append(line)
+        if "another process is encoding this stream" in line:
+            break
+    os.kill(encoder.pid, signal.SIGKILL)
+    encoder.wait()
+    out = "".join(lines) + runner.stdout.read()
+    assert runner.wait() == 0, out
+    assert "the process encoding this stream stopped without saving it (killed?): encoding it here" in out
+    assert encodes(out) == (1, 0)
+    assert records(root / "after" / "run") == records(root / "plain" / "run")

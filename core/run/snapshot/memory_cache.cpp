@@ -100,10 +100,14 @@ void MemoryCache::remove(const std::string& key) const {
   fs::remove_all(doomed, ignored);
 }
 
-MemoryCache::Lock::Lock(const MemoryCache& cache, const std::string& key) {
+MemoryCache::Lock::Lock(const MemoryCache& cache, const std::string& key, std::ostream& log) {
   const std::string path = cache.dir_ + "/" + key + ".lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
   if (fd_ < 0) throw EnvironmentError(path + ": cannot open lock: " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+  if (errno != EWOULDBLOCK && errno != EINTR) throw EnvironmentError(path + ": cannot lock: " + std::strerror(errno));
+  waited_ = true;
+  log << "  memory cache: another process is encoding this stream (" << path << " held): waiting for it\n" << std::flush;
   while (::flock(fd_, LOCK_EX) != 0)
     if (errno != EINTR) throw EnvironmentError(path + ": cannot lock: " + std::strerror(errno));
 }

@@ -34,16 +34,19 @@ class MemoryCache {
   // Removes entry `key` (after it turned out damaged while answering).
   void remove(const std::string& key) const;
 
-  // Holds DIR/<key>.lock until destroyed (blocks while another process holds it).
+  // Holds DIR/<key>.lock until destroyed. While another process holds it (encoding that stream),
+  // says so on `log` and waits for it.
   class Lock {
    public:
-    Lock(const MemoryCache& cache, const std::string& key);
+    Lock(const MemoryCache& cache, const std::string& key, std::ostream& log);
     ~Lock();
     Lock(const Lock&) = delete;
     Lock& operator=(const Lock&) = delete;
+    bool waited() const { return waited_; }
 
    private:
     int fd_ = -1;
+    bool waited_ = false;
   };
 
   // A fresh temporary folder for entry `key` (leftovers of killed writers removed: call it with

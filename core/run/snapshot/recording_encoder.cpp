@@ -8,12 +8,15 @@
 namespace svqa {
 namespace {
 
-// Test hook, as SVQA_KILL_AFTER_RECORDS (core/run/prediction_log.cpp): SVQA_KILL_AFTER_SNAPSHOT_CALLS=N
+// Test hooks, as SVQA_KILL_AFTER_RECORDS (core/run/prediction_log.cpp): SVQA_KILL_AFTER_SNAPSHOT_CALLS=N
 // makes the process SIGKILL itself right after the N-th encoder call it logged, so a test kills an
-// encoder mid-stream at a known point instead of racing a timer.
-void kill_if_asked(size_t logged) {
+// encoder mid-stream at a known point instead of racing a timer; SVQA_STOP_AFTER_SNAPSHOT_CALLS=N
+// makes it SIGSTOP itself there (holding the entry's lock), for a test to start a second process.
+void signal_if_asked(size_t logged) {
   static const char* const kill_at = std::getenv("SVQA_KILL_AFTER_SNAPSHOT_CALLS");
+  static const char* const stop_at = std::getenv("SVQA_STOP_AFTER_SNAPSHOT_CALLS");
   if (kill_at && logged == static_cast<size_t>(std::atoll(kill_at))) std::raise(SIGKILL);
+  if (stop_at && logged == static_cast<size_t>(std::atoll(stop_at))) std::raise(SIGSTOP);
 }
 
 }  // namespace
@@ -25,7 +28,7 @@ void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t
   event["blocks"] = write_blocks(bank, first_block, data_);
   event["next_position"] = inner_.next_position();
   events_.push_back(std::move(event));
-  kill_if_asked(events_.size());
+  signal_if_asked(events_.size());
 }
 
 void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {

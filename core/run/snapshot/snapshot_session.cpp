@@ -13,12 +13,14 @@ SnapshotSession::SnapshotSession(const MemoryCache& cache, EncodingStrategy& enc
     replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(found->events), found->data_path);
     return;
   }
-  lock_.emplace(cache_, key_);  // another run may be encoding this stream: wait for it, then replay
+  lock_.emplace(cache_, key_, log);  // another run may be encoding this stream: wait for it, then replay
   if (auto found = cache_.find(key_, material_, log)) {
     lock_.reset();
     replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(found->events), found->data_path);
     return;
   }
+  if (lock_->waited())
+    log << "  memory cache: the process encoding this stream stopped without saving it (killed?): encoding it here\n";
   folder_ = cache_.begin_entry(key_);
   recording_ = std::make_unique<RecordingEncoder>(encoder, folder_ + "memory.kv");
 }
