@@ -3,8 +3,10 @@
 // cxxopts splits vector values on ',' by default; `--set k=[1,2]` must stay whole.
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'
 #include <cxxopts.hpp>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -37,6 +39,7 @@ constexpr const char* kUsage = R"(usage: svqa <command> [options]
 
 commands:
   run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
+  encode EXP.yaml [--set KEY=VALUE]...             encode its streams into memory.cache, answering nothing
   grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
   validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
   list [--json]                                    every registered component with its options
@@ -49,6 +52,7 @@ commands:
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
   export-results RUN                               a run's predictions as OVO-Bench's / StreamingBench's results file
   report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
+  cache ls|rm|gc DIR                               a memory cache's snapshots: list, remove, bound by size (LRU)
   --version                                        print the version
 
 `svqa <command> --help` shows a command's options.
@@ -112,6 +116,17 @@ int cmd_validate(int argc, const char* const* argv, const Registries& registries
   return kOk;
 }
 
+// svqa run and svqa encode build every component: each section must be there.
+void require_every_section(const ExperimentConfig& cfg, const std::string& path, const Registries& registries) {
+  ErrorList missing;
+  for (const auto& [section, registry] : registries.sections())
+    if (!cfg.component(section))
+      missing.add({path, 0, 0}, section,
+                  "missing section (svqa run needs `" + section + ": {type: NAME}`; `svqa list` shows each " +
+                      registry->kind() + ")");
+  missing.throw_if_any();
+}
+
 int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa run", "Run an experiment.");
   options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>());
@@ -119,13 +134,7 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   if (!args) return kOk;
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; run it with `svqa grid " + args->path + "`");
-  ErrorList missing;
-  for (const auto& [section, registry] : registries.sections())
-    if (!cfg.component(section))
-      missing.add({args->path, 0, 0}, section,
-                  "missing section (svqa run needs `" + section + ": {type: NAME}`; `svqa list` shows each " +
-                      registry->kind() + ")");
-  missing.throw_if_any();
+  require_every_section(cfg, args->path, registries);
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
   const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
@@ -135,6 +144,33 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   const int errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
   std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
             << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";
+  return kOk;
+}
+
+// svqa encode: the streams' memory into memory.cache, nothing answered (ReKV's analysis process).
+int cmd_encode(int argc, const char* const* argv, const Registries& registries) {
+  cxxopts::Options options("svqa encode", "Encode an experiment's streams into its memory.cache, answering nothing.");
+  auto args = parse_experiment_args(options, argc, argv);
+  if (!args) return kOk;
+  ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
+  if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; encode one of its runs' files");
+  require_every_section(cfg, args->path, registries);
+  if (cfg.header.memory.cache.empty())
+    throw UsageError(args->path + ": memory.cache is not set: svqa encode writes streams' memory there");
+  // Spill files of the streams being encoded: a folder of this process inside the cache, removed
+  // after; those of encoders killed before (their pid no live process) go first.
+  std::error_code ignored;
+  for (const auto& e : std::filesystem::directory_iterator(cfg.header.memory.cache, ignored)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("encoding.", 0) == 0 && ::kill(std::atoi(name.c_str() + 9), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(e.path(), ignored);
+  }
+  const std::string scratch = cfg.header.memory.cache + "/encoding." + std::to_string(::getpid());
+  apply_runtime(cfg.header.runtime);
+  at::InferenceMode inference;
+  encode_streams(cfg, registries, scratch, std::cout);
+  std::filesystem::remove_all(scratch);
+  std::cout << "memory: " << cfg.header.memory.cache << "/\n";
   return kOk;
 }
 
@@ -285,6 +321,7 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     // Each command parses its own options from argv[1..] (argv[1] stands in as the program name).
     if (command == "validate") return cmd_validate(argc - 1, argv + 1, registries);
     if (command == "run") return cmd_run(argc - 1, argv + 1, registries);
+    if (command == "encode") return cmd_encode(argc - 1, argv + 1, registries);
     if (command == "grid") return cmd_grid(argc - 1, argv + 1, registries);
     if (command == "list") return cmd_list(argc - 1, argv + 1, registries);
     if (command == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
@@ -292,14 +329,15 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "make-video") return cmd_make_video(argc - 1, argv + 1);
     if (command == "frames") return cmd_frames(argc - 1, argv + 1);
     if (command == "embed") return cmd_embed(argc - 1, argv + 1);
+    if (command == "cache") return cmd_cache(argc - 1, argv + 1);
     if (command == "benchmark") return cmd_benchmark(argc - 1, argv + 1, registries);
     if (command == "score") return cmd_score(argc - 1, argv + 1, registries);
     if (command == "report") return cmd_report(argc - 1, argv + 1, registries);
     if (command == "export-results") return cmd_export_results(argc - 1, argv + 1, registries);
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
-                                           did_you_mean(command, {"run", "grid", "validate", "list", "tokenize", "probe",
-                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "version"}));
+                                           did_you_mean(command, {"run", "encode", "grid", "validate", "list", "tokenize", "probe",
+                                                                  "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "cache", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";
     return kUsageOrConfigError;

@@ -105,6 +105,24 @@ struct StreamOptions {
   }
 };
 
+// Where streams' encoded memories are kept for reuse (docs/experiments.md, "Memory snapshots").
+struct MemoryOptions {
+  std::string cache;  // empty: off
+  double max_gb = 0;  // 0: unbounded
+  static void declare(Schema<MemoryOptions>& s) {
+    s.field("cache", &MemoryOptions::cache,
+            "folder of memory snapshots: a stream whose encoding (export, encoding section, frames, questions' "
+            "times, ...) matches one there is answered from it instead of being encoded, else its encoding is "
+            "saved there; runs sharing it (a grid's) encode each stream once; empty: off")
+        .matches(R"([^\x00-\x1f\x7f]{0,4096})", "a folder path: at most 4096 bytes, no control characters");
+    s.field("max_gb", &MemoryOptions::max_gb,
+            "size bound of the cache in GB (10^9 bytes): after a snapshot is saved, the least recently used others "
+            "are removed until the cache fits; 0: unbounded (svqa cache gc bounds it by hand)")
+        .min(0)
+        .max(1e6);
+  }
+};
+
 // The LLM judge of open-ended answers (RVS): any OpenAI-compatible chat-completions endpoint,
 // asked with the Video-ChatGPT yes/no + 0-5 prompt (benchmarks/llm_judge.h). Off while no base
 // URL is given here or in $OPENAI_BASE_URL. The key is never written in a config file: it is read
@@ -145,6 +163,7 @@ struct ExperimentHeader {
   OutputOptions output;
   StreamOptions stream;
   JudgeOptions judge;
+  MemoryOptions memory;
   static void declare(Schema<ExperimentHeader>& s) {
     s.field("name", &ExperimentHeader::name, "experiment name, the results folder's; defaults to the file name without .yaml")
         .matches(R"((?!\.\.?$)[^/\\\x00-\x1f\x7f]{1,200})",
@@ -157,6 +176,7 @@ struct ExperimentHeader {
     s.field("output", &ExperimentHeader::output, "where results go");
     s.field("stream", &ExperimentHeader::stream, "frame sampling, prompts, positions, decoding, memory tiers");
     s.field("judge", &ExperimentHeader::judge, "LLM judge of open-ended answers (RVS)");
+    s.field("memory", &ExperimentHeader::memory, "memory snapshots: encode a stream once, answer many runs from it");
   }
 };
 

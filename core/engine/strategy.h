@@ -44,6 +44,9 @@ class EncodingStrategy {
   // Fields of its own for the question's record, written under "extra" in predictions.jsonl
   // (key them by the strategy's name). Called after the question is answered.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
+  // Whether the stream's memory can be saved and replayed (core/run/snapshot): false where the
+  // memory a question reads is built at the question from frames (fresh_frames' question_bank).
+  virtual bool memory_snapshots() const { return true; }
   // How retrieved blocks are placed at answer time unless the experiment names a policy.
   virtual PositionPolicy position_policy() const { return PositionPolicy::Contiguous; }
   // Whether the bank's blocks, in id order, each sit at their own place in one stream: the

@@ -41,8 +41,15 @@ EnvironmentError changed_error(const std::string& path, const std::string& why) 
                           "); not answered from it: rerun to retry the question");
 }
 
+// changed_error, or for a file the bank does not own (a memory snapshot) MappedFileChanged.
+[[noreturn]] void throw_changed(const std::string& path, bool external, const std::string& why) {
+  if (external)
+    throw MappedFileChanged(path, path + ": memory snapshot changed since it was written (" + why + ")");
+  throw changed_error(path, why);
+}
+
 // Opens a spilled block's file for reading and checks that it still has the size written.
-int open_spilled(const std::string& path, int64_t bytes) {
+int open_spilled(const std::string& path, int64_t bytes, bool external) {
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw io_error(path, "cannot open spill file");
   struct stat st {};
@@ -53,7 +60,7 @@ int open_spilled(const std::string& path, int64_t bytes) {
   }
   if (st.st_size != bytes) {
     ::close(fd);
-    throw changed_error(path, std::to_string(st.st_size) + " bytes, " + std::to_string(bytes) + " written");
+    throw_changed(path, external, std::to_string(st.st_size) + " bytes, " + std::to_string(bytes) + " written");
   }
   return fd;
 }
@@ -98,6 +105,9 @@ struct MemoryBank::Entry {
   std::vector<int64_t> offsets;  // byte offset of each tensor in the file
   std::vector<uint64_t> sums;    // checksum64 of each tensor's bytes, checked when read back
   int64_t bytes = 0;
+  int64_t file_bytes = 0;  // the file's size when written
+  int64_t base = 0;        // where the block's first tensor starts in the file
+  bool external = false;   // a MappedKv file: never written or removed here
 };
 
 MemoryBank::MemoryBank(MemoryBankOptions options)
@@ -120,7 +130,7 @@ MemoryBank::MemoryBank(MemoryBankOptions options)
 MemoryBank::~MemoryBank() {
   std::error_code ignored;  // a destructor must not throw (it runs while a spill error unwinds)
   for (const auto& e : entries_)
-    if (!e->file.empty()) std::filesystem::remove(e->file, ignored);
+    if (!e->file.empty() && !e->external) std::filesystem::remove(e->file, ignored);
 }
 
 int64_t MemoryBank::add(KvBlock block) {
@@ -150,6 +160,40 @@ int64_t MemoryBank::add(KvBlock block) {
       *t = std::move(view);
     }
   }
+  add_representatives(block);
+  auto e = std::make_unique<Entry>();
+  const int64_t kv_bytes = block.kv_bytes();
+  e->block = std::move(block);
+  return add_entry(std::move(e), kv_bytes);
+}
+
+int64_t MemoryBank::add_mapped(KvBlock block, MappedKv kv) {
+  if (static_cast<int64_t>(kv.shapes.size()) != 2 * options_.num_layers || kv.dtypes.size() != kv.shapes.size() ||
+      kv.sums.size() != kv.shapes.size())
+    throw std::invalid_argument("memory bank: a mapped block needs K and V layouts for " +
+                                std::to_string(options_.num_layers) + " layers");
+  block.id = size();
+  block.keys.assign(static_cast<size_t>(options_.num_layers), at::Tensor());
+  block.values.assign(static_cast<size_t>(options_.num_layers), at::Tensor());
+  add_representatives(block);
+  auto e = std::make_unique<Entry>();
+  for (size_t i = 0; i < kv.shapes.size(); ++i) {
+    e->offsets.push_back(e->bytes);
+    e->bytes += tensor_bytes_of(kv.shapes[i], kv.dtypes[i]);
+  }
+  e->file = std::move(kv.file);
+  e->file_bytes = kv.file_bytes;
+  e->base = kv.base;
+  e->external = true;
+  e->shapes = std::move(kv.shapes);
+  e->dtypes = std::move(kv.dtypes);
+  e->sums = std::move(kv.sums);
+  e->block = std::move(block);
+  const int64_t kv_bytes = e->bytes;
+  return add_entry(std::move(e), kv_bytes);
+}
+
+void MemoryBank::add_representatives(KvBlock& block) {
   block.representatives.resize(block.keys.size());
   for (int64_t l = 0; l < options_.num_layers; ++l) {
     const auto& rep = block.representatives[l];
@@ -166,18 +210,20 @@ int64_t MemoryBank::add(KvBlock block) {
     accounting_.representative_bytes += rep.numel() * 4;
   }
   block.representatives.clear();  // they live in the matrices
+}
 
-  auto e = std::make_unique<Entry>();
-  e->bytes = block.kv_bytes();
+int64_t MemoryBank::add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes) {
+  const KvBlock& block = e->block;
+  e->bytes = kv_bytes;
+
   const auto g = static_cast<size_t>(block.granularity);
   accounting_.blocks += 1;
   accounting_.tokens += block.num_tokens();
   for (size_t l = 0; l < block.keys.size(); ++l)
-    if (block.keys[l].defined()) accounting_.layer_tokens += block.num_tokens();
+    if (e->external ? !e->shapes[2 * l].empty() : block.keys[l].defined()) accounting_.layer_tokens += block.num_tokens();
   accounting_.ram_bytes += e->bytes;
   accounting_.tokens_by_granularity[g] += block.num_tokens();
   accounting_.bytes_by_granularity[g] += e->bytes;
-  e->block = std::move(block);
   entries_.push_back(std::move(e));
   bool spilled_any = false;
   while (options_.ram_budget_bytes >= 0 && accounting_.ram_bytes > options_.ram_budget_bytes &&
@@ -195,6 +241,11 @@ int64_t MemoryBank::add(KvBlock block) {
 
 void MemoryBank::spill_oldest_resident() {
   Entry& e = *entries_[next_resident_++];
+  if (e.external) {  // already on disk: only the accounting moves it to the disk tier
+    accounting_.ram_bytes -= e.bytes;
+    accounting_.disk_bytes += e.bytes;
+    return;
+  }
   e.file = (std::filesystem::path(options_.spill_dir) / ("block_" + std::to_string(e.block.id) + ".kv")).string();
   const int fd = ::open(e.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw io_error(e.file, "cannot create spill file");
@@ -219,6 +270,7 @@ void MemoryBank::spill_oldest_resident() {
       *t = at::Tensor();
     }
   if (::close(fd) != 0) throw io_error(e.file, "cannot close spill file");
+  e.file_bytes = e.bytes;
   accounting_.ram_bytes -= e.bytes;
   accounting_.disk_bytes += e.bytes;
 }
@@ -251,10 +303,12 @@ KvBlock MemoryBank::block(int64_t id) const {
   if (e.file.empty()) return stored;
   KvBlock out = stored;
   auto mapping = std::make_shared<Mapping>();
-  const int fd = open_spilled(e.file, e.bytes);
-  mapping->size = static_cast<size_t>(e.bytes);
+  const int fd = open_spilled(e.file, e.file_bytes, e.external);
+  // mmap offsets are whole pages: map from the page holding the block's first byte.
+  const int64_t page = sysconf(_SC_PAGESIZE), start = e.base - e.base % page;
+  mapping->size = static_cast<size_t>(e.bytes + (e.base - start));
   if (e.bytes > 0) {
-    mapping->data = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    mapping->data = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
     if (mapping->data == MAP_FAILED) {
       const int why = errno;
       mapping->data = nullptr;
@@ -263,7 +317,7 @@ KvBlock MemoryBank::block(int64_t id) const {
     }
   }
   ::close(fd);
-  char* p = static_cast<char*>(mapping->data);
+  char* p = static_cast<char*>(mapping->data) + (e.base - start);
   size_t i = 0;
   for (size_t l = 0; l < out.keys.size(); ++l)
     for (auto* t : {&out.keys[l], &out.values[l]}) {
@@ -272,7 +326,7 @@ KvBlock MemoryBank::block(int64_t id) const {
       const auto dtype = e.dtypes[at];
       if (shape.empty()) continue;
       if (checksum64(p, static_cast<size_t>(tensor_bytes_of(shape, dtype))) != e.sums[at])
-        throw changed_error(e.file, "checksum differs");
+        throw_changed(e.file, e.external, "checksum differs");
       // MAP_PRIVATE pages are copy-on-write, so a caller writing to them never changes the file.
       *t = at::from_blob(p, shape, [mapping](void*) {}, at::TensorOptions().dtype(dtype));
       p += tensor_bytes(*t);
@@ -296,14 +350,14 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
     return;
   }
-  const int fd = open_spilled(e.file, e.bytes);
+  const int fd = open_spilled(e.file, e.file_bytes, e.external);
   auto read_into = [&](size_t i, const at::Tensor& dst) {
     const auto dtype = e.dtypes[i];
     const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&
                         dst.sizes().vec() == e.shapes[i];
     const at::Tensor buffer = direct ? dst : at::empty(e.shapes[i], at::TensorOptions().dtype(dtype).pinned_memory(dst.is_cuda()));
     char* p = static_cast<char*>(buffer.data_ptr());
-    int64_t offset = e.offsets[i];
+    int64_t offset = e.base + e.offsets[i];
     for (int64_t left = tensor_bytes(buffer); left > 0;) {
       const ssize_t n = ::pread(fd, p, static_cast<size_t>(left), static_cast<off_t>(offset));
       if (n < 0) {
@@ -313,13 +367,13 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
       }
       if (n == 0) {  // cut short after the size check: no errno to report
         ::close(fd);
-        throw changed_error(e.file, "ends before byte " + std::to_string(offset));
+        throw_changed(e.file, e.external, "ends before byte " + std::to_string(offset));
       }
       p += n, offset += n, left -= n;
     }
     if (checksum64(buffer.data_ptr(), static_cast<size_t>(tensor_bytes(buffer))) != e.sums[i]) {
       ::close(fd);
-      throw changed_error(e.file, "checksum differs");
+      throw_changed(e.file, e.external, "checksum differs");
     }
     if (!direct) dst.copy_(buffer, /*non_blocking=*/buffer.is_pinned());
   };

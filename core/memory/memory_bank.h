@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/environment_error.h"
 #include "core/memory/kv_block.h"
 
 namespace svqa {
@@ -27,6 +28,29 @@ struct MemoryBankOptions {
   at::Device device = at::kCPU;  // where representative vectors are kept and scored
   int64_t ram_budget_bytes = -1; // resident K/V bytes before spilling to disk; < 0: never spill
   std::string spill_dir;         // required when ram_budget_bytes >= 0
+};
+
+// Where a block's K/V already lie in a file written by someone else (a memory snapshot, in the
+// spill layout: per layer K then V, back to back from `base`). The bank maps them from there,
+// never writes or removes that file, and checks each tensor's checksum64 when it is read.
+struct MappedKv {
+  std::string file;
+  int64_t file_bytes = 0;  // the file's size when written: checked whenever it is opened
+  int64_t base = 0;        // byte offset of the block's first tensor
+  std::vector<std::vector<int64_t>> shapes;  // per layer K then V; empty: absent from the layer
+  std::vector<at::ScalarType> dtypes;
+  std::vector<uint64_t> sums;
+};
+
+// A mapped block's file (MappedKv) whose bytes are not those written: thrown instead of answering
+// from it, naming the file, so the owner of the file (the memory cache) can drop it and re-encode.
+class MappedFileChanged : public EnvironmentError {
+ public:
+  MappedFileChanged(const std::string& file, const std::string& what) : EnvironmentError(what), file_(file) {}
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
 };
 
 struct MemoryAccounting {
@@ -46,6 +70,11 @@ class MemoryBank {
 
   // Takes the block (tensors moved to CPU); returns its id. Spills old blocks past the budget.
   int64_t add(KvBlock block);
+  // A block whose K/V stay in `kv`'s file (mapped when read, as a spilled block): `block` has its
+  // metadata, positions and representatives, no keys or values. Accounted as add() accounts a
+  // block (resident until the budget would spill it), so the records equal those of a bank built
+  // by add(); RAM holds only what is read.
+  int64_t add_mapped(KvBlock block, MappedKv kv);
   // The block with its K/V tensors (mapped from disk if spilled) and everything else add() was
   // given, except `representatives`: those live in one matrix per layer and come back empty here;
   // read them with representative(id, layer) or representatives(layer). Throws std::out_of_range for a bad id.
@@ -78,6 +107,8 @@ class MemoryBank {
  private:
   struct Entry;
   void spill_oldest_resident();
+  void add_representatives(KvBlock& block);
+  int64_t add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes);
 
   MemoryBankOptions options_;
   std::vector<std::unique_ptr<Entry>> entries_;

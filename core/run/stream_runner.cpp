@@ -15,6 +15,7 @@
 #include "core/run/question_step.h"
 #include "core/run/run_closing.h"
 #include "core/run/run_folder.h"
+#include "core/run/snapshot/snapshot_streams.h"
 #include "core/run/stream_encoding.h"
 #include "models/backbones/backbone.h"
 
@@ -56,9 +57,12 @@ void note_tiny_model(const Backbone& backbone, std::ostream& log) {
 // One run: the components made from the experiment, then each stream in turn.
 class StreamRunner {
  public:
+  // `encode_only` (svqa encode): each stream's memory encoded into the memory cache, the encoder
+  // told of each question as a run tells it, nothing answered or recorded.
   StreamRunner(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-               bool live_progress)
-      : cfg_(cfg),
+               bool live_progress, bool encode_only = false)
+      : encode_only_(encode_only),
+        cfg_(cfg),
         dir_(dir),
         log_(log),
         live_progress_(live_progress),
@@ -71,9 +75,15 @@ class StreamRunner {
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(dir + "/predictions.jsonl"),
-        judge_(make_run_judge(cfg.header.judge, streams_, dir)) {}
+        judge_(make_run_judge(cfg.header.judge, streams_, dir)),
+        snapshots_(cfg, dir, log) {}
 
   int run() {
+    if (encode_only_) {
+      note_tiny_model(*backbone_, log_);
+      for (const auto& stream : streams_) run_stream(stream);
+      return 0;
+    }
     int64_t skipped = 0;
     for (const auto& s : streams_)
       for (const auto& q : s.questions) totals_.questions += 1, skipped += predictions_.done(s.id, q.id);
@@ -92,8 +102,19 @@ class StreamRunner {
  private:
   const ComponentChoice& component(const char* section) const { return *cfg_.component(section); }
 
-  // Every question of `stream` not yet answered, in the order they are asked, encoding up to each.
+  // The stream from its memory snapshot where one fits, else encoded (and saved when the cache is
+  // on); a snapshot found damaged while answering is dropped and the rest of the stream encoded.
   void run_stream(const Stream& stream) {
+    try {
+      run_stream(stream, true);
+    } catch (const EnvironmentError& e) {
+      if (!snapshots_.drop_if_damaged(e)) throw;
+      run_stream(stream, false);
+    }
+  }
+
+  // Every question of `stream` not yet answered, in the order they are asked, encoding up to each.
+  void run_stream(const Stream& stream, bool use_cache) {
     std::vector<Question> questions = stream.questions;
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
@@ -117,8 +138,16 @@ class StreamRunner {
     // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
     // reference protocol): a fresh memory encoded from frame 0 for every question.
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
+    const bool untouched = std::none_of(questions.begin(), questions.end(), done);
+    const auto snapshot = use_cache && untouched ? snapshots_.open(stream, questions, prompts_.sink_ids, *encoder_)
+                                                 : nullptr;
+    if (encode_only_ && (!snapshot || snapshot->replaying())) {  // saved already, or nothing to save
+      log_ << "  memory: " << stream.id << (snapshot ? ": saved already\n" : ": the encoder keeps no memory to save\n");
+      return;
+    }
+    EncodingStrategy& encoder = snapshot ? snapshot->encoder() : *encoder_;
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
-      return std::make_unique<StreamEncoding>(*backbone_, *encoder_, *retrieval_,
+      return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
                                               frames ? std::move(frames)
                                                      : stream_frames(stream, cfg_.header.stream.fps,
                                                                      frame_step_from_name(cfg_.header.stream.frame_step)),
@@ -127,7 +156,7 @@ class StreamRunner {
                                               cfg_.header.stream.fps);
     };
     auto encoding = fresh();
-    const QuestionStep step{*backbone_, *encoder_, *retrieval_, *benchmark_, prompts_.answer,
+    const QuestionStep step{*backbone_, encoder, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
                             cfg_.header.stream.record_logits, cfg_.header.stream.context_window_s};
     if (std::any_of(questions.begin(), questions.end(), [](const Question& q) { return !q.poll_times.empty(); })) {
@@ -154,12 +183,15 @@ class StreamRunner {
                                                         q.time, *end)));
         continue;
       }
-      if (!done(q))
+      if (encode_only_)
+        replay_answered(step, *encoding, q);  // the encoder hears of the question, as when it is answered
+      else if (!done(q))
         record(answer_one(step, *encoding, stream.id, q, encoded));
       else if (!reencode)  // one memory for the stream: the question changed it when it was answered
         replay_answered(step, *encoding, q);
     }
     totals_.encoded_frames += encoding->encoded();
+    if (snapshot) snapshots_.finish(*snapshot, stream.id);
   }
 
   // A stream of proactive questions (core/run/proactive_polling.h): polls in time order over one memory.
@@ -198,8 +230,9 @@ class StreamRunner {
                 safe_path_component(stream.id)};
   }
 
-  // Writes one record and logs it.
+  // Writes one record and logs it (svqa encode: nothing).
   void record(const PredictionRecord& r) {
+    if (encode_only_) return;
     predictions_.append(r);
     log_ << "  " << progress_->step() << " " << r.stream << "/" << r.question_id;
     if (!r.answered()) {
@@ -210,6 +243,7 @@ class StreamRunner {
     log_ << fmt::format(" @{:.1f} s: ", r.time.value_or(0)) << nlohmann::json(r.output).dump() << "\n";
   }
 
+  const bool encode_only_;
   const ExperimentConfig& cfg_;
   const std::string dir_;
   std::ostream& log_;
@@ -225,6 +259,7 @@ class StreamRunner {
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;
   int errors_ = 0;
+  SnapshotStreams snapshots_;
 };
 
 }  // namespace
@@ -232,6 +267,12 @@ class StreamRunner {
 int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
                 bool live_progress) {
   return StreamRunner(cfg, registries, dir, log, live_progress).run();
+}
+
+void encode_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log) {
+  if (cfg.header.memory.cache.empty())
+    throw std::invalid_argument("memory.cache: svqa encode writes streams' memory there; set it (the folder svqa run reads)");
+  StreamRunner(cfg, registries, dir, log, false, /*encode_only=*/true).run();
 }
 
 }  // namespace svqa

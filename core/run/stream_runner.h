@@ -18,4 +18,9 @@ namespace svqa {
 int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
                 bool live_progress = false);
 
+// svqa encode: every stream's memory encoded into `memory.cache` (required), as `svqa run` with the
+// same encoding would encode it, nothing answered; `svqa run` started before it finishes a stream
+// waits for it (the entry's lock) and then answers from it. `dir`: a scratch folder (spill files).
+void encode_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log);
+
 }  // namespace svqa

@@ -47,6 +47,8 @@ class FreshFrames final : public EncodingStrategy {
   // Chooses the question's units, runs vision and the causal prefill into question_bank().
   void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
   const MemoryBank* question_bank() const override { return question_bank_.get(); }
+  // Its memory is the question's N frames through vision and prefill: nothing to save beforehand.
+  bool memory_snapshots() const override { return false; }
   bool needs_visual_tokens() const override { return false; }  // vision runs at the question
   const SinkKv& sinks() const override { return window_->sinks(); }
   int64_t next_position() const override { return next_position_; }

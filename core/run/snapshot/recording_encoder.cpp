@@ -1,0 +1,63 @@
+#include "core/run/snapshot/recording_encoder.h"
+
+#include <csignal>
+#include <cstdlib>
+
+#include "core/run/snapshot/snapshot_log.h"
+
+namespace svqa {
+namespace {
+
+// Test hooks, as SVQA_KILL_AFTER_RECORDS (core/run/prediction_log.cpp): SVQA_KILL_AFTER_SNAPSHOT_CALLS=N
+// makes the process SIGKILL itself right after the N-th encoder call it logged, so a test kills an
+// encoder mid-stream at a known point instead of racing a timer; SVQA_STOP_AFTER_SNAPSHOT_CALLS=N
+// makes it SIGSTOP itself there (holding the entry's lock), for a test to start a second process.
+void signal_if_asked(size_t logged) {
+  static const char* const kill_at = std::getenv("SVQA_KILL_AFTER_SNAPSHOT_CALLS");
+  static const char* const stop_at = std::getenv("SVQA_STOP_AFTER_SNAPSHOT_CALLS");
+  if (kill_at && logged == static_cast<size_t>(std::atoll(kill_at))) std::raise(SIGKILL);
+  if (stop_at && logged == static_cast<size_t>(std::atoll(stop_at))) std::raise(SIGSTOP);
+}
+
+}  // namespace
+
+RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& data_path)
+    : inner_(inner), data_(data_path) {}
+
+void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t first_block) {
+  event["blocks"] = write_blocks(bank, first_block, data_);
+  event["next_position"] = inner_.next_position();
+  events_.push_back(std::move(event));
+  signal_if_asked(events_.size());
+}
+
+void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.begin_stream(backbone, sink_ids, bank);
+  log({{"call", "begin_stream"}, {"sinks", write_sinks(inner_.sinks(), data_)}}, bank, first);
+}
+
+void RecordingEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.encode(backbone, units, bank);
+  log({{"call", "encode"},
+       {"first_frame", units.empty() ? -1 : units.front().first_frame},
+       {"last_frame", units.empty() ? -1 : units.back().last_frame}},
+      bank, first);
+}
+
+void RecordingEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+  const int64_t first = bank.size();
+  inner_.before_question(backbone, question, bank);
+  nlohmann::json fields = nlohmann::json::object();  // answering does not change the encoder: these are the record's
+  inner_.add_record_fields(fields);
+  log({{"call", "before_question"}, {"question", question.id}, {"time", question.time}, {"fields", fields}}, bank,
+      first);
+}
+
+nlohmann::json RecordingEncoder::finish() {
+  data_.finish();
+  return events_;
+}
+
+}  // namespace svqa

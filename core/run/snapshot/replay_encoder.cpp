@@ -1,0 +1,53 @@
+#include "core/run/snapshot/replay_encoder.h"
+
+#include "core/run/snapshot/snapshot_log.h"
+#include "models/backbones/backbone.h"
+
+namespace svqa {
+
+ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, nlohmann::json events, const std::string& data_path)
+    : configured_(configured), events_(std::move(events)), data_(data_path) {}
+
+const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohmann::json& matches, MemoryBank& bank) {
+  auto mismatch = [&](const std::string& why) {
+    return SnapshotDamaged(data_.path() + ": memory snapshot does not fit this run (call " + std::to_string(next_) +
+                            ": " + why + ")");
+  };
+  if (!events_.is_array() || next_ >= events_.size()) throw mismatch(call + " after the last logged call");
+  const nlohmann::json& e = events_[next_];
+  if (!e.is_object() || e.value("call", "") != call) throw mismatch(call + ", logged " + e.value("call", "?"));
+  for (const auto& [key, value] : matches.items())
+    if (!e.contains(key) || e[key] != value) throw mismatch(call + " with another " + key);
+  try {
+    add_logged_blocks(e.at("blocks"), data_, bank);
+    next_position_ = e.at("next_position").get<int64_t>();
+  } catch (const nlohmann::json::exception& x) {
+    throw SnapshotDamaged(data_.path() + ": malformed memory snapshot: " + x.what());
+  }
+  ++next_;
+  return e;
+}
+
+void ReplayEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
+  (void)sink_ids;
+  const nlohmann::json& e = replay("begin_stream", nlohmann::json::object(), bank);
+  if (!e.contains("sinks")) throw SnapshotDamaged(data_.path() + ": malformed memory snapshot: no sinks");
+  sinks_ = read_sinks(e["sinks"], data_, backbone.device());
+  fields_ = nlohmann::json::object();
+}
+
+void ReplayEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
+  (void)backbone;
+  replay("encode",
+         {{"first_frame", units.empty() ? -1 : units.front().first_frame},
+          {"last_frame", units.empty() ? -1 : units.back().last_frame}},
+         bank);
+}
+
+void ReplayEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+  (void)backbone;
+  const nlohmann::json& e = replay("before_question", {{"question", question.id}, {"time", question.time}}, bank);
+  fields_ = e.value("fields", nlohmann::json::object());
+}
+
+}  // namespace svqa

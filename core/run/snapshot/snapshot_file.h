@@ -1,0 +1,79 @@
+#pragma once
+// The bytes of a memory snapshot (docs/architecture.md, "Memory snapshots"): one data file of raw
+// tensors, each named in the snapshot's index by a TensorRef (offset, dtype, checksum64, shape).
+// A block's K/V lie back to back from a 64-byte aligned base, per layer K then V: the spill
+// layout, so the memory bank maps them where they lie (MappedKv) instead of reading them.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/io/environment_error.h"
+
+namespace svqa {
+
+// A snapshot that cannot be used as it is (cut short, a checksum that differs, a malformed index,
+// a log that does not fit the run): never answered from; the runner drops it and encodes.
+class SnapshotDamaged : public EnvironmentError {
+ public:
+  using EnvironmentError::EnvironmentError;
+};
+
+struct TensorRef {
+  int64_t offset = 0;
+  at::ScalarType dtype = at::kFloat;
+  uint64_t sum = 0;
+  std::vector<int64_t> shape;
+  int64_t bytes() const;
+};
+
+nlohmann::json ref_json(const TensorRef& r);
+// Throws SnapshotDamaged naming `what` on a malformed entry.
+TensorRef ref_from_json(const nlohmann::json& j, const std::string& what);
+
+// Appends tensors to a new data file. Throws EnvironmentError naming the file on a failed write.
+class SnapshotDataWriter {
+ public:
+  explicit SnapshotDataWriter(std::string path);
+  ~SnapshotDataWriter();
+  SnapshotDataWriter(const SnapshotDataWriter&) = delete;
+  SnapshotDataWriter& operator=(const SnapshotDataWriter&) = delete;
+
+  // Writes `t` (any device; copied to the CPU, contiguous) at the end of the file.
+  TensorRef write(const at::Tensor& t);
+  // Pads the file to a multiple of `bytes`.
+  void align(int64_t bytes);
+  int64_t size() const { return size_; }
+  // Flushes the file to disk and closes it.
+  void finish();
+
+ private:
+  void put(const void* data, int64_t n);
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
+// Reads a snapshot's small tensors (positions, representatives, sinks) whole, checking each one's
+// checksum. Throws SnapshotDamaged naming the file on a short read or a checksum that differs.
+class SnapshotDataReader {
+ public:
+  explicit SnapshotDataReader(std::string path);
+  ~SnapshotDataReader();
+  SnapshotDataReader(const SnapshotDataReader&) = delete;
+  SnapshotDataReader& operator=(const SnapshotDataReader&) = delete;
+  at::Tensor read(const TensorRef& r) const;
+  int64_t file_bytes() const { return file_bytes_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t file_bytes_ = 0;
+};
+
+}  // namespace svqa

@@ -1,0 +1,293 @@
+"""Memory snapshots (`memory.cache`, docs/experiments.md): a stream's encoding saved once and
+replayed by later runs. The records of the run that saves a snapshot and of the run that replays
+it equal an uncached run's field for field (timings aside) for every encoding strategy, on both
+tiny backbones and under both protocols (StreamKV's open segment and MuKV's carry change memory at
+question times); a damaged snapshot is refused with one line and the stream encoded again, same
+records; a grid's runs and two shards started together encode each stream once."""
+
+import json
+import subprocess
+
+import pytest
+
+from resume_runs import STRATEGIES, UNSPILLED, records, run, write_experiment
+
+TIMES = [5, 9, 13, 19]
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory, svqa_bin):
+    root = tmp_path_factory.mktemp("snapshots")
+    subprocess.run([svqa_bin, "make-video", root / "video.avi", "--seconds", "22"], check=True, capture_output=True)
+    questions = [{"id": f"q{t:02d}", "time": float(t), "question": "What color is the background?",
+                  "options": ["red", "green", "blue"], "answer": "red"} for t in TIMES]
+    (root / "streams.json").write_text(json.dumps({"streams": [{"id": "s", "video": "video.avi", "questions": questions}]}))
+    return root
+
+
+def cached_experiment(root, strategy, export, streams, cache, protocol="streaming", retrieval=None, name="run"):
+    exp = write_experiment(root / f"{name}.yaml", name, strategy, export, streams, root / "unused", protocol,
+                           retrieval=retrieval)
+    if cache:
+        exp.write_text(exp.read_text() + f"memory: {{cache: {cache}}}\n")
+    return exp
+
+
+def encodes(output):
+    return output.count("encoded, saved as snapshot"), output.count("answered from snapshot")
+
+
+def ran(svqa_bin, exp, out):
+    r = run(svqa_bin, exp, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout + r.stderr
+
+
+# (strategy, backbone, protocol): every encoder on its own tiny backbone under both protocols, and
+# on Qwen2.5-VL's (two-frame units, mRoPE) where the encoder runs on it.
+CASES = ([(s, STRATEGIES[s][2], "streaming") for s in STRATEGIES] +
+         [(s, STRATEGIES[s][2], "reencode_per_question") for s in ("streamkv_segments", "mukv_multigrain_carry")] +
+         [(s, "qwen2_5_vl", "streaming") for s in ("rekv_sliding_window", "memstream_aks", "streamkv_segments")] +
+         [("fresh_frames_uniform", "llava_onevision", "streaming")])
+
+
+@pytest.mark.parametrize("strategy,backbone,protocol", CASES)
+def test_saved_and_replayed_records_equal_uncached(video, svqa_bin, tiny_export, strategy, backbone, protocol):
+    export = tiny_export(backbone)
+    root = video / f"{strategy}-{backbone}-{protocol}"
+    root.mkdir()
+    plain = ran(svqa_bin, cached_experiment(root, strategy, export, video / "streams.json", None, protocol), root / "plain")
+    assert encodes(plain) == (0, 0)
+    exp = cached_experiment(root, strategy, export, video / "streams.json", root / "cache", protocol)
+    first = ran(svqa_bin, exp, root / "first")
+    second = ran(svqa_bin, exp, root / "second")
+    uncached = records(root / "plain" / "run")
+    assert len(uncached) == len(TIMES) and not any("error" in r for r in uncached.values())
+    assert records(root / "first" / "run") == uncached
+    assert records(root / "second" / "run") == uncached
+    if strategy in UNSPILLED:  # its memory is built at each question: nothing to save
+        assert encodes(first) == encodes(second) == (0, 0)
+    else:
+        assert encodes(first) == (1, 0) and encodes(second) == (0, 1), first + second
+
+
+def only_entry(cache):
+    entries = [p for p in cache.iterdir() if p.is_dir()]
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+def test_flipped_byte_in_a_retrieved_block_is_refused_and_the_stream_encoded_again(video, svqa_bin, tiny_export):
+    root = video / "flipped-kv"
+    root.mkdir()
+    exp = cached_experiment(root, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json",
+                            root / "cache")
+    ran(svqa_bin, exp, root / "first")
+    whole = records(root / "first" / "run")
+    entry = only_entry(root / "cache")
+    index = json.loads((entry / "index.json").read_text())
+    blocks = [b for e in index["events"] for b in e["blocks"]]
+    retrieved = whole["q05"]["retrieved"][0][0]  # a block the first question reads, in layer 0
+    data = bytearray((entry / "memory.kv").read_bytes())
+    data[blocks[retrieved]["base"] + 5] ^= 0x10
+    (entry / "memory.kv").write_bytes(bytes(data))
+    out = ran(svqa_bin, exp, root / "second")
+    assert sum("memory snapshot changed since it was written (checksum differs)" in line
+               for line in out.splitlines()) == 1, out
+    assert records(root / "second" / "run") == whole
+    # The damaged entry went; the stream's memory is not saved again by the run that found it.
+    assert not (root / "cache" / entry.name).exists()
+
+
+def test_damaged_index_is_refused_with_one_line_and_the_stream_encoded_again(video, svqa_bin, tiny_export):
+    root = video / "flipped-index"
+    root.mkdir()
+    exp = cached_experiment(root, "streamkv_segments", tiny_export("llava_onevision"), video / "streams.json",
+                            root / "cache")
+    ran(svqa_bin, exp, root / "first")
+    entry = only_entry(root / "cache")
+    text = bytearray((entry / "index.json").read_bytes())
+    text[len(text) // 2] ^= 0x01
+    (entry / "index.json").write_bytes(bytes(text))
+    out = ran(svqa_bin, exp, root / "second")
+    assert [line for line in out.splitlines() if "memory cache:" in line] == [
+        f"memory cache: {entry}: index checksum differs; not used: encoding the stream again"], out
+    assert encodes(out) == (1, 0)
+    assert records(root / "second" / "run") == records(root / "first" / "run")
+    # Cut short: the data file's size no longer the one written.
+    data = entry.parent / only_entry(root / "cache").name / "memory.kv"
+    data.write_bytes(data.read_bytes()[:-7])
+    out = ran(svqa_bin, exp, root / "third")
+    assert " written; not used: encoding the stream again" in out and encodes(out) == (1, 0)
+    assert records(root / "third" / "run") == records(root / "first" / "run")
+
+
+def grid_file(root, export, streams, cache):
+    (root / "grid.yaml").write_text(f"""
+name: grid
+backbone: {{type: torchscript, options: {{export: {export}}}}}
+encoding: {{type: rekv_sliding_window, options: {{n_local: 30}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 3}}}}
+benchmark: {{type: stream_list, options: {{annotations: {streams}}}}}
+stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3}}
+runtime: {{threads: 1}}
+memory: {{cache: {cache}}}
+output: {{dir: {root / 'results'}}}
+grid:
+  mode: product
+  axes:
+    retrieval.options.retrieve_size: [1, 2, 3, 4]
+""")
+    return root / "grid.yaml"
+
+
+def test_a_grid_of_retrieval_settings_encodes_each_stream_once(video, svqa_bin, tiny_export):
+    root = video / "grid"
+    root.mkdir()
+    r = subprocess.run([svqa_bin, "grid", grid_file(root, tiny_export("llava_onevision"), video / "streams.json",
+                                                    root / "cache")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert encodes(r.stdout + r.stderr) == (1, 3)
+
+
+def test_two_shards_filling_one_cache_encode_the_stream_once(video, svqa_bin, tiny_export):
+    root = video / "shards"
+    root.mkdir()
+    grid = grid_file(root, tiny_export("llava_onevision"), video / "streams.json", root / "cache")
+    shards = [subprocess.Popen([svqa_bin, "grid", grid, "--shard", f"{i}/2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True) for i in range(2)]
+    outputs = [p.communicate(timeout=600)[0] for p in shards]
+    assert all(p.returncode == 0 for p in shards), outputs
+    assert encodes("".join(outputs)) == (1, 3), outputs
+
+
+def cache_ls(svqa_bin, cache):
+    r = subprocess.run([svqa_bin, "cache", "ls", cache], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [line.split()[0] for line in r.stdout.splitlines()[:-1]], r.stdout
+
+
+def two_encoders(root, video, export):
+    """Two experiments sharing root/cache whose encodings differ (two cache entries)."""
+    root.mkdir()
+    return [cached_experiment(root, strategy, export, video / "streams.json", root / "cache", name=name)
+            for strategy, name in (("rekv_sliding_window", "a"), ("memstream_aks", "b"))]
+
+
+def test_cache_ls_rm_and_gc_remove_least_recently_used_first(video, svqa_bin, tiny_export):
+    root = video / "upkeep"
+    a, b = two_encoders(root, video, tiny_export("llava_onevision"))
+    ran(svqa_bin, a, root / "a1")
+    key_a = only_entry(root / "cache").name
+    ran(svqa_bin, b, root / "b1")
+    assert encodes(ran(svqa_bin, a, root / "a2")) == (0, 1)  # a replayed: b is now the least recently used
+    keys, listing = cache_ls(svqa_bin, root / "cache")
+    assert len(keys) == 2 and keys[1] == key_a, listing
+    sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in (root / "cache").iterdir() if p.is_dir()}
+    bound = (max(sizes.values()) + 1000) / 1e9  # one entry fits, both do not
+    r = subprocess.run([svqa_bin, "cache", "gc", root / "cache", "--max-gb", f"{bound:.9f}"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith(f"removed {keys[0]}\n"), r.stdout + r.stderr
+    assert cache_ls(svqa_bin, root / "cache")[0] == [key_a]
+    r = subprocess.run([svqa_bin, "cache", "rm", root / "cache", "0123456789abcdef"], capture_output=True, text=True)
+    assert r.returncode == 2 and "no entry 0123456789abcdef" in r.stderr
+    r = subprocess.run([svqa_bin, "cache", "gc", root / "cache", "--max-gb", "lots"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-gb: expected a number of GB" in r.stderr
+    r = subprocess.run([svqa_bin, "cache", "rm", root / "cache", key_a], capture_output=True, text=True)
+    assert r.returncode == 0 and cache_ls(svqa_bin, root / "cache")[0] == []
+
+
+def test_max_gb_bounds_the_cache_after_each_save(video, svqa_bin, tiny_export):
+    root = video / "bounded"
+    a, b = two_encoders(root, video, tiny_export("llava_onevision"))
+    ran(svqa_bin, a, root / "a1")
+    key_a = only_entry(root / "cache").name
+    b.write_text(b.read_text().replace(f"memory: {{cache: {root / 'cache'}}}",
+                                       f"memory: {{cache: {root / 'cache'}, max_gb: 0.000000001}}"))
+    out = ran(svqa_bin, b, root / "b1")
+    assert f"memory cache: removed {root / 'cache' / key_a} (" in out, out
+    assert only_entry(root / "cache").name != key_a  # the entry just saved stays, over the bound or not
+
+
+@pytest.mark.parametrize("strategy", ["rekv_sliding_window", "streamkv_segments", "mukv_multigrain_carry"])
+def test_svqa_encode_then_run_and_both_started_together_answer_as_one_process(video, svqa_bin, tiny_export, strategy):
+    root = video / f"two-processes-{strategy}"
+    root.mkdir()
+    export = tiny_export(STRATEGIES[strategy][2])
+    ran(svqa_bin, cached_experiment(root, strategy, export, video / "streams.json", None), root / "plain")
+    uncached = records(root / "plain" / "run")
+    exp = cached_experiment(root, strategy, export, video / "streams.json", root / "cache")
+    enc = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert enc.returncode == 0 and encodes(enc.stdout) == (1, 0), enc.stdout + enc.stderr
+    assert not list((root / "cache").glob("encoding.*"))  # its scratch folder is gone
+    assert encodes(ran(svqa_bin, exp, root / "after")) == (0, 1)
+    assert records(root / "after" / "run") == uncached
+    again = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "memory: s: saved already" in again.stdout, again.stdout + again.stderr
+
+    # Started together on an empty cache: whichever takes the entry's lock first encodes, the other
+    # waits for it; the stream is encoded once and the answers are the one-process run's.
+    exp2 = cached_experiment(root, strategy, export, video / "streams.json", root / "cache2", name="together")
+    procs = [subprocess.Popen([svqa_bin, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for args in (["encode", exp2], ["run", exp2, "--out", root / "together"])]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert encodes("".join(outputs))[0] == 1, outputs
+    assert records(root / "together" / "together") == uncached
+
+
+def test_svqa_encode_needs_memory_cache(video, svqa_bin, tiny_export, tmp_path):
+    exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json", None)
+    r = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True)
+    assert r.returncode == 2 and "memory.cache is not set" in r.stderr, r.stderr
+
+
+def test_encoder_killed_mid_stream_then_rerun_answers_unchanged(video, svqa_bin, tiny_export):
+    import os
+    import signal
+
+    root = video / "killed-encoder"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    ran(svqa_bin, cached_experiment(root, "streamkv_segments", export, video / "streams.json", None), root / "plain")
+    exp = cached_experiment(root, "streamkv_segments", export, video / "streams.json", root / "cache")
+    killed = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, SVQA_KILL_AFTER_SNAPSHOT_CALLS="4"))
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert [p.name.split(".")[1] for p in (root / "cache").iterdir() if p.is_dir()].count("tmp") == 1  # half-written
+    out = ran(svqa_bin, exp, root / "after")  # no entry: the run encodes, removing the dead writer's folder
+    assert encodes(out) == (1, 0)
+    assert records(root / "after" / "run") == records(root / "plain" / "run")
+    assert not [p for p in (root / "cache").iterdir() if ".tmp." in p.name]
+    assert len(list((root / "cache").glob("encoding.*"))) == 1  # the killed encoder's spill folder
+    again = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "saved already" in again.stdout
+    assert not list((root / "cache").glob("encoding.*"))  # the killed encoder's scratch folder went too
+
+
+def test_run_waits_for_an_encoder_and_says_so_when_it_died(video, svqa_bin, tiny_export):
+    import os
+    import signal
+
+    root = video / "died-encoder"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    ran(svqa_bin, cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", None), root / "plain")
+    exp = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache")
+    encoder = subprocess.Popen([svqa_bin, "encode", exp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, SVQA_STOP_AFTER_SNAPSHOT_CALLS="2"))
+    _, status = os.waitpid(encoder.pid, os.WUNTRACED)  # stopped mid-stream, holding the entry's lock
+    assert os.WIFSTOPPED(status)
+    runner = subprocess.Popen([svqa_bin, "run", exp, "--out", root / "after"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in runner.stdout:  # read until the run says it waits (no timer: it blocks on the lock)
+        lines.append(line)
+        if "another process is encoding this stream" in line:
+            break
+    os.kill(encoder.pid, signal.SIGKILL)
+    encoder.wait()
+    out = "".join(lines) + runner.stdout.read()
+    assert runner.wait() == 0, out
+    assert "the process encoding this stream stopped without saving it (killed?): encoding it here" in out
+    assert encodes(out) == (1, 0)
+    assert records(root / "after" / "run") == records(root / "plain" / "run")

@@ -1,0 +1,88 @@
+// A memory snapshot's blocks (core/run/snapshot/snapshot_log.h) added back to a bank mapped from
+// the snapshot's file: bit for bit, accounted as the bank that made them, and a changed byte
+// refused with MappedFileChanged naming the file.
+
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <fstream>
+
+#include "core/memory/memory_bank.h"
+#include "core/run/snapshot/snapshot_file.h"
+#include "core/run/snapshot/snapshot_log.h"
+#include "tests/strategy_fixtures.h"
+
+namespace svqa {
+
+TEST_CASE("snapshot blocks come back mapped, bit for bit, accounted as the bank that made them", "[snapshot]") {
+  at::manual_seed(0);
+  const int64_t layers = 3, n = 5, kv = 2, d = 8, block_bytes = layers * 2 * n * kv * d * 2;
+  const std::string dir = test::temp_dir("snapshot");
+  MemoryBank made({layers, at::kCPU, 3 * block_bytes, dir + "/spill"});
+  for (int i = 0; i < 8; ++i) {
+    auto b = test::random_block(layers, n, kv, d, 4, 10 + i * n, at::kBFloat16);
+    if (i == 2) b.keys[1] = b.values[1] = at::Tensor();  // absent from a layer (StreamKV)
+    made.add(b);
+  }
+  const std::string path = dir + "/memory.kv";
+  nlohmann::json blocks;
+  {
+    SnapshotDataWriter data(path);
+    blocks = write_blocks(made, 0, data);
+    data.finish();
+  }
+  MemoryBank loaded({layers, at::kCPU, 3 * block_bytes, dir + "/spill2"});
+  {
+    const SnapshotDataReader data(path);
+    add_logged_blocks(blocks, data, loaded);
+  }
+  REQUIRE(loaded.size() == made.size());
+  const auto &a = made.accounting(), &b = loaded.accounting();
+  CHECK(a.blocks == b.blocks);
+  CHECK(a.tokens == b.tokens);
+  CHECK(a.layer_tokens == b.layer_tokens);
+  CHECK(a.ram_bytes == b.ram_bytes);
+  CHECK(a.disk_bytes == b.disk_bytes);
+  CHECK(a.representative_bytes == b.representative_bytes);
+  for (int64_t id = 0; id < made.size(); ++id) {
+    const KvBlock x = made.block(id), y = loaded.block(id);
+    CHECK(at::equal(x.positions, y.positions));
+    CHECK(x.first_frame == y.first_frame);
+    for (int64_t l = 0; l < layers; ++l) {
+      REQUIRE(made.in_layer(id, l) == loaded.in_layer(id, l));
+      if (!made.in_layer(id, l)) continue;
+      CHECK(at::equal(x.keys[l], y.keys[l]));
+      CHECK(at::equal(x.values[l], y.values[l]));
+      CHECK(at::equal(made.representative(id, l), loaded.representative(id, l)));
+      const at::Tensor k = at::empty(loaded.key_shape(id, l), at::kBFloat16), v = at::empty_like(k);
+      loaded.read_layer(id, l, k, v);
+      CHECK(at::equal(k, x.keys[l]));
+      CHECK(at::equal(v, x.values[l]));
+    }
+  }
+
+  // One flipped byte in block 5's values of layer 2: refused, naming the snapshot, never read as data.
+  const int64_t base = blocks[5]["base"].get<int64_t>();
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(base + block_bytes - 3);
+    char c = 0;
+    f.read(&c, 1);
+    c ^= 0x20;
+    f.seekp(base + block_bytes - 3);
+    f.write(&c, 1);
+  }
+  const at::Tensor k = at::empty(loaded.key_shape(5, 2), at::kBFloat16), v = at::empty_like(k);
+  CHECK_THROWS_AS(loaded.read_layer(5, 2, k, v), MappedFileChanged);
+  CHECK_THROWS_AS(loaded.block(5), MappedFileChanged);
+  try {
+    loaded.block(5);
+  } catch (const MappedFileChanged& e) {
+    CHECK(e.file() == path);
+  }
+  loaded.read_layer(4, 2, k, v);  // the other blocks still read
+  CHECK(at::equal(k, made.block(4).keys[2]));
+}
+
+}  // namespace svqa
