@@ -139,10 +139,17 @@ class StreamRunner {
     // reference protocol): a fresh memory encoded from frame 0 for every question.
     const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
     const bool untouched = std::none_of(questions.begin(), questions.end(), done);
-    const auto snapshot = use_cache && untouched ? snapshots_.open(stream, questions, prompts_.sink_ids, *encoder_)
-                                                 : nullptr;
+    // Proactive polls tell the encoder of every poll: their memory is not saved (a snapshot's log
+    // holds a question's calls, not a poll's).
+    const bool polled = std::any_of(questions.begin(), questions.end(), [](const Question& q) { return !q.poll_times.empty(); });
+    const auto snapshot = use_cache && untouched && !polled
+                              ? snapshots_.open(stream, questions, prompts_.sink_ids, *encoder_)
+                              : nullptr;
     if (encode_only_ && (!snapshot || snapshot->replaying())) {  // saved already, or nothing to save
-      log_ << "  memory: " << stream.id << (snapshot ? ": saved already\n" : ": the encoder keeps no memory to save\n");
+      log_ << "  memory: " << stream.id
+           << (snapshot ? ": saved already\n"
+               : polled ? ": proactive questions poll; their memory is not saved\n"
+                        : ": the encoder keeps no memory to save\n");
       return;
     }
     EncodingStrategy& encoder = snapshot ? snapshot->encoder() : *encoder_;
@@ -159,7 +166,7 @@ class StreamRunner {
     const QuestionStep step{*backbone_, encoder, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
                             cfg_.header.stream.record_logits, cfg_.header.stream.context_window_s};
-    if (std::any_of(questions.begin(), questions.end(), [](const Question& q) { return !q.poll_times.empty(); })) {
+    if (polled) {
       run_polled(stream, questions, step, *encoding, reencode);
       return;
     }

@@ -44,7 +44,7 @@ def clip(svqa_bin, root, tmp_path):
     return tmp_path / "clip.avi"
 
 
-def run(svqa_bin, root, tmp_path, export, name, encoding, retrieval, window=0):
+def run(svqa_bin, root, tmp_path, export, name, encoding, retrieval, window=0, extra=""):
     (tmp_path / f"{name}.yaml").write_text(f"""
 name: {name}
 backbone: {{type: torchscript, options: {{export: {export}}}}}
@@ -52,7 +52,7 @@ encoding: {encoding}
 retrieval: {retrieval}
 benchmark: {{type: streamingbench_proactive, options: {{annotations: {tmp_path / 'pro.json'}}}}}
 stream: {{fps: 0.5, max_new_tokens: 3, context_window_s: {window}}}
-""")
+{extra}""")
     svqa(svqa_bin, root, "run", tmp_path / f"{name}.yaml", "--out", tmp_path / "results")
     folder = tmp_path / "results" / name
     records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
@@ -203,3 +203,17 @@ stream: {{fps: 0.5, max_new_tokens: 2, context_window_s: {window}}}
         assert len(blocks) == len([k for k in range(int(t * 0.5)) if 2 * k >= t - 60]), t
     for t, (blocks, extra) in spans["all"].items():
         assert "context_window" not in extra and any(start < t - 60 for start, _ in blocks), t
+
+
+def test_proactive_streams_are_answered_not_saved_under_a_memory_cache(svqa_bin, root, tmp_path, tiny_export, clip):
+    """A snapshot's log holds each question's calls, not each poll's: with memory.cache on, a proactive
+    stream is encoded and answered as without it, nothing is saved, and `svqa encode` says why."""
+    encoding, retrieval = "{type: rekv_sliding_window, options: {n_local: 60}}", "{type: internal, options: {retrieve_size: 2}}"
+    export = tiny_export("llava_onevision")
+    cache = tmp_path / "cache"
+    plain, _ = run(svqa_bin, root, tmp_path, export, "plain", encoding, retrieval)
+    cached, _ = run(svqa_bin, root, tmp_path, export, "cached", encoding, retrieval, extra=f"memory: {{cache: {cache}}}")
+    assert without_timings(cached) == without_timings(plain)
+    out = svqa(svqa_bin, root, "encode", tmp_path / "cached.yaml")
+    assert "proactive questions poll; their memory is not saved" in out, out
+    assert not cache.exists() or not any(p.is_dir() for p in cache.iterdir()), list(cache.iterdir())
