@@ -9,7 +9,7 @@
    heads, head_dim 64, 196 tokens, float16): seconds, RSS growth, then reading 64 blocks per layer
    (build/bin/svqa_snapshot_bench).
 
-    .venv/bin/python benchmarks/speed/snapshot_bench.py           # both, full size (tens of minutes on 2 CPUs)
+    .venv/bin/python benchmarks/speed/snapshot_bench.py           # both, full size (6 minutes on 2 idle CPUs)
     .venv/bin/python benchmarks/speed/snapshot_bench.py --quick   # smoke run (CI): small export, 12 frames
 """
 
