@@ -241,15 +241,20 @@ def test_svqa_encode_needs_memory_cache(video, svqa_bin, tiny_export, tmp_path):
     assert r.returncode == 2 and "memory.cache is not set" in r.stderr, r.stderr
 
 
+def plain_run_and_cached_experiment(video, svqa_bin, tiny_export, name, strategy):
+    """A folder `name` holding the uncached run of `strategy` (root/plain) and the experiment with a cache."""
+    root = video / name
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    ran(svqa_bin, cached_experiment(root, strategy, export, video / "streams.json", None), root / "plain")
+    return root, cached_experiment(root, strategy, export, video / "streams.json", root / "cache")
+
+
 def test_encoder_killed_mid_stream_then_rerun_answers_unchanged(video, svqa_bin, tiny_export):
     import os
     import signal
 
-    root = video / "killed-encoder"
-    root.mkdir()
-    export = tiny_export("llava_onevision")
-    ran(svqa_bin, cached_experiment(root, "streamkv_segments", export, video / "streams.json", None), root / "plain")
-    exp = cached_experiment(root, "streamkv_segments", export, video / "streams.json", root / "cache")
+    root, exp = plain_run_and_cached_experiment(video, svqa_bin, tiny_export, "killed-encoder", "streamkv_segments")
     killed = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600,
                             env=dict(os.environ, SVQA_KILL_AFTER_SNAPSHOT_CALLS="4"))
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
@@ -268,11 +273,7 @@ def test_run_waits_for_an_encoder_and_says_so_when_it_died(video, svqa_bin, tiny
     import os
     import signal
 
-    root = video / "died-encoder"
-    root.mkdir()
-    export = tiny_export("llava_onevision")
-    ran(svqa_bin, cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", None), root / "plain")
-    exp = cached_experiment(root, "rekv_sliding_window", export, video / "streams.json", root / "cache")
+    root, exp = plain_run_and_cached_experiment(video, svqa_bin, tiny_export, "died-encoder", "rekv_sliding_window")
     encoder = subprocess.Popen([svqa_bin, "encode", exp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=dict(os.environ, SVQA_STOP_AFTER_SNAPSHOT_CALLS="2"))
     _, status = os.waitpid(encoder.pid, os.WUNTRACED)  # stopped mid-stream, holding the entry's lock
