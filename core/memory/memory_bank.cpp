@@ -16,6 +16,7 @@
 
 #include "core/io/checksum.h"
 #include "core/io/environment_error.h"
+#include "core/nn/large_allocations.h"
 
 namespace svqa {
 namespace {
@@ -118,12 +119,8 @@ MemoryBank::MemoryBank(MemoryBankOptions options)
   if (options_.ram_budget_bytes >= 0) {
     if (options_.spill_dir.empty()) throw std::invalid_argument("memory bank: a RAM budget needs a spill directory");
     std::filesystem::create_directories(options_.spill_dir);
-#if defined(__GLIBC__)
-    // glibc raises its mmap threshold after large frees, so later block buffers land in the heap,
-    // where small long-lived allocations fragment them and freed blocks never return to the OS:
-    // resident memory would keep growing past the budget. A fixed threshold keeps them mmapped.
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-#endif
+    // Freed blocks must go back to the OS, or resident memory would keep growing past the budget.
+    map_large_allocations();
   }
 }
 

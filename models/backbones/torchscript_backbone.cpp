@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/nn/large_allocations.h"
 #include "models/loading/export_weights.h"
 #include "models/backbones/qwen3_vision_inputs.h"
 #include "models/backbones/qwen_vision_inputs.h"
@@ -43,6 +44,7 @@ TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Devi
                              ", but runtime.dtype is " + dtype_name(dtype_) +
                              ": export again with --dtype " + dtype_name(dtype_) + " (or set runtime.dtype: " +
                              manifest_.dtype + ")");
+  map_large_allocations();  // a call's activations returned to the system once freed
   tokenizer_ = load_tokenizer(manifest_.tokenizer_file);
   text_ = load_torchscript_file(manifest_.text_file, device);
   vision_ = load_torchscript_file(manifest_.vision_file, device);

@@ -240,7 +240,7 @@ def make_checkpoint(architecture, directory, full_depth=False):
            "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
            "qwen3_vl": transformers.Qwen3VLForConditionalGeneration}[architecture]
     torch.manual_seed(0)
-    if architecture in REAL_DEPTH_ONLY:  # drawn in bf16 directly: an fp32 2B model first would take 8 GB
+    if full_depth:  # drawn in bf16 directly: an fp32 3B model first, then its bf16 copy, would take 22 GB
         cls._from_config(config, dtype=torch.bfloat16).save_pretrained(directory)
     else:
         cls(config).to(torch.bfloat16).save_pretrained(directory)
