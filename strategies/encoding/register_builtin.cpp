@@ -34,7 +34,7 @@ EncoderProvides streamkv_provides(const StreamkvOptions& o) {
 
 // Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
 // what its blocks provide to retrieval: core/engine/memory_contract.h).
-void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
+void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>& registry) {
   using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE,
