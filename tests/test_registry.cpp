@@ -33,6 +33,27 @@ TEST_CASE("a registered factory builds its product from validated options", "[re
   CHECK(reg.names() == std::vector<std::string>{"box"});
 }
 
+TEST_CASE("a strategy's factory may take the runtime options; one that does not still registers", "[registry]") {
+  Registry<Widget, const RuntimeOptions&> reg("widget");
+  reg.add<WidgetOptions>("seeded", "sized by the runtime's seed",
+                         [](const WidgetOptions& o, const RuntimeOptions& r) {
+                           return std::make_unique<Widget>(o.size * 1000 + r.seed);
+                         },
+                         SVQA_HERE);
+  reg.add<WidgetOptions>("plain", "sized by its options",
+                         [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); }, SVQA_HERE);
+  RuntimeOptions runtime;
+  runtime.seed = 7;
+  CHECK(reg.create("seeded", std::any(WidgetOptions{}), runtime)->size == 3007);
+  CHECK(reg.create("plain", std::any(WidgetOptions{}), runtime)->size == 3);
+  // The built-in strategy registries pass the experiment's runtime to the strategies they build.
+  const Registries builtin = builtin_registries();
+  ErrorList errors;
+  const std::any defaults = builtin.encoding.find_info("rekv_sliding_window")->options->parse_any(nullptr, "encoding.options", errors);
+  REQUIRE(errors.empty());
+  CHECK(builtin.encoding.create("rekv_sliding_window", defaults, runtime) != nullptr);
+}
+
 TEST_CASE("registering a name twice names both places", "[registry]") {
   Registry<Widget> reg("widget");
   auto make = [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); };
@@ -79,7 +100,7 @@ TEST_CASE("built-in registries hold at least what the issues built so far", "[re
     const std::string line = reg.retrieval.unknown_name_message(old_name);
     CHECK(line.rfind(std::string("retrieval strategy '") + old_name + "' was renamed '" + new_name + "': ", 0) == 0);
     CHECK(line.find("fresh_frames") != std::string::npos);
-    CHECK_THROWS_WITH(reg.retrieval.create(old_name, std::any{}), line);
+    CHECK_THROWS_WITH(reg.retrieval.create(old_name, std::any{}, RuntimeOptions{}), line);
   }
   holds(reg.retrieval.names(), {"bank_recent", "bank_uniform", "external", "full_context", "internal",
                                 "mukv_semi_hierarchical", "streamkv_layer_adaptive"});

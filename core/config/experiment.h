@@ -45,6 +45,8 @@ struct StreamOptions {
   std::string protocol = "streaming";
   int64_t min_video_frames = 0;
   double context_window_s = 0;
+  std::string kv_codec = "identity";
+  int64_t kv_codec_group = 32;
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6)
         .max(1000);
@@ -102,6 +104,19 @@ struct StreamOptions {
             "60; 0: the whole past")
         .min(0)
         .max(86400);
+    s.field("kv_codec", &StreamOptions::kv_codec,
+            "how the memory bank stores K/V (core/memory/kv_codec.h): identity: as the model gives them; int8 / int4: "
+            "quantised in groups of kv_codec_group tokens per channel with a float32 scale and minimum each "
+            "(StreamingTOM's OQM), decoded when read; RAM, disk and the records' bytes are the coded ones")
+        .one_of({"identity", "int8", "int4"});
+    s.field("kv_codec_group", &StreamOptions::kv_codec_group,
+            "tokens per quantisation group of kv_codec (StreamingTOM: 50); int4 needs an even number")
+        .min(1)
+        .max(65536);
+    s.check("kv_codec_group", [](const StreamOptions& o) {
+      return o.kv_codec == "int4" && o.kv_codec_group % 2 != 0 ? "must be even under kv_codec: int4 (two codes a byte)"
+                                                                : std::string();
+    });
   }
 };
 
@@ -177,6 +192,12 @@ struct ExperimentHeader {
     s.field("stream", &ExperimentHeader::stream, "frame sampling, prompts, positions, decoding, memory tiers");
     s.field("judge", &ExperimentHeader::judge, "LLM judge of open-ended answers (RVS)");
     s.field("memory", &ExperimentHeader::memory, "memory snapshots: encode a stream once, answer many runs from it");
+    s.check("memory", [](const ExperimentHeader& h) {
+      return h.memory.cache.empty() || h.stream.kv_codec == "identity"
+                 ? std::string()
+                 : "cache: memory snapshots keep K/V as the model gives them, so they cannot replay stream.kv_codec: " +
+                       h.stream.kv_codec + "; leave memory.cache empty or use kv_codec: identity";
+    });
   }
 };
 

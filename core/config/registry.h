@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -103,7 +104,13 @@ class Registry final : public RegistryBase {
       erased = [c = std::move(contract)](const std::any& o) -> std::any { return c(std::any_cast<const Options&>(o)); };
     add_info({name, description, std::make_shared<Schema<Options>>(), where, std::move(erased)});
     factories_.push_back({name, [f = std::move(factory)](const std::any& options, Args... args) {
-                            return f(std::any_cast<const Options&>(options), args...);
+                            const auto& o = std::any_cast<const Options&>(options);
+                            // A factory that does not need the registry's extra arguments (the runtime
+                            // options, say) takes its options alone.
+                            if constexpr (std::is_invocable_v<const Factory&, const Options&, Args...>)
+                              return f(o, args...);
+                            else
+                              return ((void)args, ..., f(o));
                           }});
   }
 

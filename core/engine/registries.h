@@ -21,8 +21,9 @@ struct Registries {
   Registries();
 
   Registry<Backbone, const RuntimeOptions&> backbone{"backbone"};  // built on the runtime's device and dtype
-  Registry<EncodingStrategy> encoding{"encoding strategy"};
-  Registry<RetrievalStrategy> retrieval{"retrieval strategy"};
+  // Strategies may see the runtime (seed, device, dtype): a factory taking (options, const RuntimeOptions&) gets it.
+  Registry<EncodingStrategy, const RuntimeOptions&> encoding{"encoding strategy"};
+  Registry<RetrievalStrategy, const RuntimeOptions&> retrieval{"retrieval strategy"};
   Registry<Benchmark> benchmark{"benchmark"};
 
   RegistrySections sections() const {

@@ -109,10 +109,13 @@ struct MemoryBank::Entry {
   int64_t file_bytes = 0;  // the file's size when written
   int64_t base = 0;        // where the block's first tensor starts in the file
   bool external = false;   // a MappedKv file: never written or removed here
+  bool coded = false;      // K/V (resident or spilled) in the codec's coded form, decoded on read
+  PlainKvLayout plain;     // when coded: what the K/V were
 };
 
 MemoryBank::MemoryBank(MemoryBankOptions options)
     : options_(std::move(options)),
+      codec_(options_.codec),
       rep_matrix_(options_.num_layers),
       rep_rows_(options_.num_layers, 0),
       rep_ids_(options_.num_layers) {
@@ -135,6 +138,11 @@ int64_t MemoryBank::add(KvBlock block) {
     throw std::invalid_argument("memory bank: a block needs keys and values for " + std::to_string(options_.num_layers) +
                                 " layers (undefined where absent)");
   block.id = size();
+  auto e = std::make_unique<Entry>();
+  if (!codec_.identity()) {
+    e->plain = encode_kv(codec_, block.keys, block.values);
+    e->coded = true;
+  }
   // A block's K/V live in one host allocation (pinned for a GPU): large enough for the allocator to
   // map it on its own and hand it back whole when the block spills. Tens of separate per-layer
   // tensors (~100 KiB each) would sit in the heap, where freed ones fragment it and resident memory
@@ -158,7 +166,6 @@ int64_t MemoryBank::add(KvBlock block) {
     }
   }
   add_representatives(block);
-  auto e = std::make_unique<Entry>();
   const int64_t kv_bytes = block.kv_bytes();
   e->block = std::move(block);
   return add_entry(std::move(e), kv_bytes);
@@ -297,8 +304,11 @@ at::Tensor MemoryBank::representative(int64_t id, int64_t layer) const {
 KvBlock MemoryBank::block(int64_t id) const {
   const KvBlock& stored = info(id);
   const Entry& e = *entries_[static_cast<size_t>(id)];
-  if (e.file.empty()) return stored;
   KvBlock out = stored;
+  if (e.file.empty()) {
+    if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
+    return out;
+  }
   auto mapping = std::make_shared<Mapping>();
   const int fd = open_spilled(e.file, e.file_bytes, e.external);
   // mmap offsets are whole pages: map from the page holding the block's first byte.
@@ -328,12 +338,14 @@ KvBlock MemoryBank::block(int64_t id) const {
       *t = at::from_blob(p, shape, [mapping](void*) {}, at::TensorOptions().dtype(dtype));
       p += tensor_bytes(*t);
     }
+  if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
   return out;
 }
 
 std::vector<int64_t> MemoryBank::key_shape(int64_t id, int64_t layer) const {
   if (!in_layer(id, layer)) return {};
   const Entry& e = *entries_[static_cast<size_t>(id)];
+  if (e.coded) return e.plain.shapes[static_cast<size_t>(2 * layer)];
   return e.file.empty() ? e.block.keys[static_cast<size_t>(layer)].sizes().vec() : e.shapes[static_cast<size_t>(2 * layer)];
 }
 
@@ -342,6 +354,11 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
   const Entry& e = *entries_[static_cast<size_t>(id)];
   const auto l = static_cast<size_t>(layer);
+  if (e.coded && e.file.empty()) {
+    codec_.decode_into(e.block.keys[l], e.plain.shapes[2 * l], k);
+    codec_.decode_into(e.block.values[l], e.plain.shapes[2 * l + 1], v);
+    return;
+  }
   if (e.file.empty()) {
     k.copy_(e.block.keys[l], /*non_blocking=*/e.block.keys[l].is_pinned());
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
@@ -374,6 +391,16 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     }
     if (!direct) dst.copy_(buffer, /*non_blocking=*/buffer.is_pinned());
   };
+  if (e.coded) {  // the coded bytes read whole, then decoded into k and v
+    const auto coded = [&](size_t i) { return at::empty(e.shapes[i], at::kByte); };
+    const at::Tensor ck = coded(2 * l), cv = coded(2 * l + 1);
+    read_into(2 * l, ck);
+    read_into(2 * l + 1, cv);
+    ::close(fd);
+    codec_.decode_into(ck, e.plain.shapes[2 * l], k);
+    codec_.decode_into(cv, e.plain.shapes[2 * l + 1], v);
+    return;
+  }
   read_into(2 * l, k);
   read_into(2 * l + 1, v);
   ::close(fd);

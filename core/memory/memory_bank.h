@@ -6,6 +6,8 @@
 // each under `spill_dir` and dropped from RAM; `block(id)` maps a spilled block's file back
 // (mmap, read-only, bit-exact) for as long as the caller holds its tensors. Representative vectors
 // stay resident on the compute device, one growable matrix per layer, where retrieval scores them.
+// Under a KV codec other than identity a block's K/V are coded on add() and decoded on every read
+// (block(), read_layer()); RAM, the spill files and the accounting hold the coded bytes.
 // A spilled block is checked when read back (the file's size, each tensor's checksum64): a file
 // overwritten, cut short or swapped for another block throws EnvironmentError naming it, as does
 // a failed write or read (disk full, I/O error), so no question is answered from a changed block.
@@ -20,6 +22,7 @@
 
 #include "core/io/environment_error.h"
 #include "core/memory/kv_block.h"
+#include "core/memory/kv_codec.h"
 
 namespace svqa {
 
@@ -28,6 +31,7 @@ struct MemoryBankOptions {
   at::Device device = at::kCPU;  // where representative vectors are kept and scored
   int64_t ram_budget_bytes = -1; // resident K/V bytes before spilling to disk; < 0: never spill
   std::string spill_dir;         // required when ram_budget_bytes >= 0
+  KvCodecOptions codec{};        // how K/V are stored (core/memory/kv_codec.h); identity: as given
 };
 
 // Where a block's K/V already lie in a file written by someone else (a memory snapshot, in the
@@ -89,8 +93,8 @@ class MemoryBank {
   // Block `id`'s representative vector in `layer` as stored ([dim] float32 on the bank's device, a
   // view into the layer's matrix: do not write to it); undefined when it has none in that layer.
   at::Tensor representative(int64_t id, int64_t layer) const;
-  // Metadata (span, granularity, positions); its K/V tensors are empty once spilled (use block()),
-  // its representatives always (use representative()).
+  // Metadata (span, granularity, positions); its K/V tensors are empty once spilled and coded under
+  // a codec (use block()), its representatives always empty (use representative()).
   const KvBlock& info(int64_t id) const;
   // Whether block `id` has K/V in `layer` (resident or spilled).
   bool in_layer(int64_t id, int64_t layer) const;
@@ -111,6 +115,7 @@ class MemoryBank {
   int64_t add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes);
 
   MemoryBankOptions options_;
+  KvCodec codec_;
   std::vector<std::unique_ptr<Entry>> entries_;
   int64_t next_resident_ = 0;  // oldest block that may still be resident
   std::vector<at::Tensor> rep_matrix_;             // per layer [capacity, dim]

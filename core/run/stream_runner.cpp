@@ -71,8 +71,10 @@ class StreamRunner {
         streams_(benchmark_->streams()),
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
                                              cfg.header.runtime)),
-        encoder_(registries.encoding.create(component("encoding").type, component("encoding").options)),
-        retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options)),
+        encoder_(registries.encoding.create(component("encoding").type, component("encoding").options,
+                                            cfg.header.runtime)),
+        retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options,
+                                               cfg.header.runtime)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(dir + "/predictions.jsonl"),
         judge_(make_run_judge(cfg.header.judge, streams_, dir)),
@@ -234,7 +236,8 @@ class StreamRunner {
     const auto& so = cfg_.header.stream;
     return {backbone_->num_layers(), backbone_->device(), so.ram_budget_mb < 0 ? -1 : so.ram_budget_mb * (int64_t{1} << 20),
             (so.spill_dir.empty() ? dir_ + "/spill/" : so.spill_dir + "/" + spill_subfolder(dir_) + "/") +
-                safe_path_component(stream.id)};
+                safe_path_component(stream.id),
+            KvCodecOptions{so.kv_codec, so.kv_codec_group}};
   }
 
   // Writes one record and logs it (svqa encode: nothing).

@@ -10,6 +10,7 @@
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/encoding/streamkv_segments.h"
+#include "strategies/encoding/streamingtom/streamingtom.h"
 
 namespace svqa {
 namespace {
@@ -34,7 +35,7 @@ EncoderProvides streamkv_provides(const StreamkvOptions& o) {
 
 // Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
 // what its blocks provide to retrieval: core/engine/memory_contract.h).
-void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
+void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>& registry) {
   using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE,
@@ -49,6 +50,7 @@ void register_builtin_encoders(Registry<EncodingStrategy>& registry) {
   registry.add<MemstreamAksOptions>("memstream_aks", "Mem-Stream: ReKV's window thinned by Adaptive Key Selection",
       [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const MemstreamAksOptions&)>([](const MemstreamAksOptions&) { return rekv_frames(); }));
+  registry.add<StreamingtomOptions>("streamingtom", "StreamingTOM: each frame cut to 50 tokens by causal temporal reduction before the LLM, then ReKV's window", make_streamingtom, SVQA_HERE, std::function<EncoderProvides(const StreamingtomOptions&)>([](const StreamingtomOptions&) { return rekv_frames(); }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,

@@ -60,130 +60,155 @@ int64_t SlidingWindow::sinks_after(int64_t entered, int64_t first, int64_t n) co
   return past_local > 0 ? entered + std::min(n_init - entered, past_local) : entered;
 }
 
+// Per block: the stream index of its first token, the sinks in the sink segment once it has
+// entered (the same in every layer), its positions and, under window positions, the number every
+// position is shifted by: the window's oldest key, at stream index max(0, first − n_local), goes to
+// 0 (1-D positions that follow the stream; mRoPE rows shift alike), and the queries' tables.
+std::vector<SlidingWindow::BlockPlan> SlidingWindow::plan_blocks(const std::vector<WindowInput>& blocks,
+                                                                 at::Device device) const {
+  std::vector<BlockPlan> plans(blocks.size());
+  int64_t next = next_index_, in = sinks_entered_;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    BlockPlan& p = plans[b];
+    const int64_t n = blocks[b].tokens.size(0);
+    p.first = next;
+    p.entered = in = sinks_after(in, next, n);
+    p.positions = blocks[b].positions.to(device);
+    if (rules_.relative_positions)
+      p.shift = blocks[b].positions[0][0].item<int64_t>() - (next - std::max<int64_t>(0, next - n_local_));
+    p.query_tables = rope_.tables(p.positions - p.shift);
+    next += n;
+  }
+  return plans;
+}
+
+void SlidingWindow::drop_sinks_from_window(Layer& w) const {
+  const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), sinks_.size()) - w.index.begin();
+  w.kv.drop_front(drop);
+  w.positions.drop_front(drop);
+  w.index.erase(w.index.begin(), w.index.begin() + drop);
+}
+
+void SlidingWindow::enter_window(Layer& w, const LayerQkv& qkv, const BlockPlan& plan) const {
+  auto [k, v] = w.kv.extend(qkv.k.size(0));
+  k.copy_(qkv.k);
+  if (!rules_.relative_positions) apply_rotary_(k, plan.query_tables);
+  v.copy_(qkv.v);
+  const auto rows = as_rows(plan.positions);
+  w.positions.append(rows, rows);
+}
+
+// Query i (stream index first + i) sees key j iff 0 <= first + i - index_j < n_local. Window keys
+// from first + n - n_local on are seen by every query; the few before (at most n) by some: only
+// they and the block's own causal triangle need a mask.
+std::vector<AttentionSegment> SlidingWindow::window_segments(const Layer& w, int64_t l, const at::Tensor& queries,
+                                                             const at::Tensor& raw_queries, int64_t past, int64_t n,
+                                                             const BlockPlan& plan,
+                                                             const RotaryTables& sink_query) const {
+  at::Tensor keys = w.kv.keys();
+  const at::Tensor values = w.kv.values();
+  if (rules_.relative_positions)  // the whole window re-rotated at this block's relative positions
+    keys = apply_rotary(keys, rope_.tables(w.positions.keys().squeeze(1).t() - plan.shift));
+  const int64_t first = plan.first;
+  const int64_t edge = std::lower_bound(w.index.begin(), w.index.end(), first + n - n_local_) - w.index.begin();
+  std::vector<AttentionSegment> segments;
+  if (edge < past)
+    segments.push_back({queries, keys.narrow(0, edge, past - edge), values.narrow(0, edge, past - edge), {},
+                        AttentionMask{false, 0, 0}});
+  if (edge == 0) {
+    segments.push_back({queries, keys.narrow(0, past, n), values.narrow(0, past, n), {}, AttentionMask{true, n_local_, 0}});
+  } else {
+    std::vector<int64_t> edge_index(w.index.begin(), w.index.begin() + edge);
+    for (int64_t i = 0; i < n; ++i) edge_index.push_back(first + i);
+    const auto gap =
+        at::arange(first, first + n, at::kLong).unsqueeze(1) - at::tensor(edge_index, at::kLong).unsqueeze(0);
+    segments.push_back({queries, at::cat({keys.narrow(0, 0, edge), keys.narrow(0, past, n)}),
+                        at::cat({values.narrow(0, 0, edge), values.narrow(0, past, n)}),
+                        ((gap >= 0) & (gap < n_local_)).to(queries.device()), {}});
+  }
+  if (plan.entered > 0) {  // sinks as in the reference code: keys at position 0, queries at n_local - 1
+    const RotaryTables fixed{sink_query.cos.expand({n, -1}), sink_query.sin.expand({n, -1})};
+    segments.push_back({apply_rotary(raw_queries, fixed), sinks_.keys[l].narrow(0, 0, plan.entered),
+                        sinks_.values[l].narrow(0, 0, plan.entered), {}, {}});
+  }
+  return segments;
+}
+
+void SlidingWindow::keep_block_tokens(Layer& w, int64_t past, int64_t n, int64_t first, const at::Tensor& keep) const {
+  if (!keep.defined()) {
+    for (int64_t i = 0; i < n; ++i) w.index.push_back(first + i);
+    return;
+  }
+  const auto kept = keep.to(at::kCPU, at::kLong).contiguous();
+  const auto rows = kept.to(w.kv.keys().device());
+  const auto k = w.kv.keys().narrow(0, past, n).index_select(0, rows);
+  const auto v = w.kv.values().narrow(0, past, n).index_select(0, rows);
+  const auto p = w.positions.keys().narrow(0, past, n).index_select(0, rows);
+  w.kv.truncate(past);
+  w.kv.append(k, v);
+  w.positions.truncate(past);
+  w.positions.append(p, p);
+  const int64_t* kept_index = kept.data_ptr<int64_t>();
+  for (int64_t i = 0; i < kept.numel(); ++i) w.index.push_back(first + kept_index[i]);
+}
+
+void SlidingWindow::slide(Layer& w, int64_t next) const {
+  const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), next - n_local_) - w.index.begin();
+  w.kv.drop_front(drop);
+  w.positions.drop_front(drop);
+  w.index.erase(w.index.begin(), w.index.begin() + drop);
+}
+
+at::Tensor SlidingWindow::prefill_block_layer(Backbone& backbone, int64_t l, size_t b, const at::Tensor& h,
+                                              const BlockPlan& plan, const RotaryTables& sink_query,
+                                              const WindowHooks& hooks, LayerQkv& qkv) {
+  Layer& w = layers_[static_cast<size_t>(l)];
+  const int64_t n = h.size(0);
+  qkv = backbone.layer_qkv(l, h);
+  const auto q = apply_rotary(qkv.q, plan.query_tables);
+  const int64_t past = w.kv.size();
+  enter_window(w, qkv, plan);  // the block enters the window, then attends to it
+  const auto out = backbone.layer_out(l, h, attend_joint(window_segments(w, l, q, qkv.q, past, n, plan, sink_query)));
+  keep_block_tokens(w, past, n, plan.first, hooks.window_tokens ? hooks.window_tokens(l, b, qkv) : at::Tensor());
+  slide(w, plan.first + n);  // keep the tokens the next block's first query can still see
+  return out;
+}
+
 std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::vector<WindowInput>& blocks,
                                                  const WindowHooks& hooks) {
   const int64_t layers = backbone.num_layers();
   const auto device = backbone.device();
-  const auto dtype = backbone.dtype();
-  const bool relative = rules_.relative_positions;
-
-  // Per block: the stream index of its first token, the sinks in the sink segment once it has
-  // entered (the same in every layer), its positions and, under window positions, the number every
-  // position is shifted by: the window's oldest key, at stream index max(0, first − n_local), goes to
-  // 0 (1-D positions that follow the stream; mRoPE rows shift alike), and the queries' tables.
+  const std::vector<BlockPlan> plans = plan_blocks(blocks, device);
   const size_t count = blocks.size();
-  std::vector<int64_t> first(count), entered(count), shift(count, 0);
-  std::vector<at::Tensor> positions(count);
-  std::vector<RotaryTables> query_tables(count);
-  int64_t next = next_index_, in = sinks_entered_;
-  for (size_t b = 0; b < count; ++b) {
-    const int64_t n = blocks[b].tokens.size(0);
-    first[b] = next;
-    entered[b] = in = sinks_after(in, next, n);
-    positions[b] = blocks[b].positions.to(device);
-    if (relative)
-      shift[b] = blocks[b].positions[0][0].item<int64_t>() - (next - std::max<int64_t>(0, next - n_local_));
-    query_tables[b] = rope_.tables(positions[b] - shift[b]);
-    next += n;
-  }
-  // Sinks as in the reference code: keys at position 0 (un-rotated), queries at a fixed distance n_local - 1.
+  const int64_t in = count ? plans.back().entered : sinks_entered_;
   RotaryTables sink_query;
   if (in > 0) sink_query = rope_.tables(text_positions(n_local_ - 1, 1).to(device));
 
   std::vector<at::Tensor> h;
   std::vector<WindowOutput> out(count);
   for (size_t b = 0; b < count; ++b) {
-    h.push_back(blocks[b].tokens.to(device, dtype));
+    h.push_back(blocks[b].tokens.to(device, backbone.dtype()));
     out[b].keys.resize(static_cast<size_t>(layers));
     out[b].values.resize(static_cast<size_t>(layers));
   }
   for (int64_t l = 0; l < layers; ++l) {
-    Layer& w = layers_[static_cast<size_t>(l)];
     int64_t entered_before = sinks_entered_;
     std::vector<LayerQkv> seen;
     for (size_t b = 0; b < count; ++b) {
-      const int64_t n = h[b].size(0);
-      if (!rules_.migrate_sinks && !rules_.sinks_stay && entered_before == 0 && entered[b] > 0) {  // they leave the window
-        const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), sinks_.size()) - w.index.begin();
-        w.kv.drop_front(drop);
-        w.positions.drop_front(drop);
-        w.index.erase(w.index.begin(), w.index.begin() + drop);
-      }
-      entered_before = entered[b];
-      const auto qkv = backbone.layer_qkv(l, h[b]);
-      const auto q = apply_rotary(qkv.q, query_tables[b]);
-      // The block enters the window, then attends to it: query i (stream index first + i) sees key j
-      // iff 0 <= first + i - index_j < n_local. Window keys from first + n - n_local on are seen by
-      // every query; the few before (at most n) by some: only they and the block's own causal
-      // triangle need a mask.
-      const int64_t past = w.kv.size();
-      {
-        auto [k, v] = w.kv.extend(n);
-        k.copy_(qkv.k);
-        if (!relative) apply_rotary_(k, query_tables[b]);
-        v.copy_(qkv.v);
-        const auto rows = as_rows(positions[b]);
-        w.positions.append(rows, rows);
-      }
-      at::Tensor keys = w.kv.keys();
-      const at::Tensor values = w.kv.values();
-      if (relative)  // the whole window re-rotated at this block's relative positions
-        keys = apply_rotary(keys, rope_.tables(w.positions.keys().squeeze(1).t() - shift[b]));
-      const int64_t edge = std::lower_bound(w.index.begin(), w.index.end(), first[b] + n - n_local_) - w.index.begin();
-      std::vector<AttentionSegment> segments;
-      if (edge < past)
-        segments.push_back({q, keys.narrow(0, edge, past - edge), values.narrow(0, edge, past - edge), {},
-                            AttentionMask{false, 0, 0}});
-      if (edge == 0) {
-        segments.push_back({q, keys.narrow(0, past, n), values.narrow(0, past, n), {}, AttentionMask{true, n_local_, 0}});
-      } else {
-        std::vector<int64_t> edge_index(w.index.begin(), w.index.begin() + edge);
-        for (int64_t i = 0; i < n; ++i) edge_index.push_back(first[b] + i);
-        const auto gap = at::arange(first[b], first[b] + n, at::kLong).unsqueeze(1) -
-                         at::tensor(edge_index, at::kLong).unsqueeze(0);
-        segments.push_back({q, at::cat({keys.narrow(0, 0, edge), keys.narrow(0, past, n)}),
-                            at::cat({values.narrow(0, 0, edge), values.narrow(0, past, n)}),
-                            ((gap >= 0) & (gap < n_local_)).to(device), {}});
-      }
-      if (entered[b] > 0) {
-        const RotaryTables fixed{sink_query.cos.expand({n, -1}), sink_query.sin.expand({n, -1})};
-        segments.push_back({apply_rotary(qkv.q, fixed), sinks_.keys[l].narrow(0, 0, entered[b]),
-                            sinks_.values[l].narrow(0, 0, entered[b]), {}, {}});
-      }
-      h[b] = DeepStack{blocks[b].deepstack, {}}.apply(backbone.layer_out(l, h[b], attend_joint(segments)), l);
+      if (!rules_.migrate_sinks && !rules_.sinks_stay && entered_before == 0 && plans[b].entered > 0)
+        drop_sinks_from_window(layers_[static_cast<size_t>(l)]);
+      entered_before = plans[b].entered;
+      LayerQkv qkv;
+      const auto layer_out = prefill_block_layer(backbone, l, b, h[b], plans[b], sink_query, hooks, qkv);
+      h[b] = DeepStack{blocks[b].deepstack, {}}.apply(layer_out, l);
       out[b].keys[l] = qkv.k;
       out[b].values[l] = qkv.v;
-
-      // What later tokens may attend to: the block (thinned by the hook), then the window slides.
-      at::Tensor keep;
-      if (hooks.window_tokens) keep = hooks.window_tokens(l, b, qkv);
-      if (keep.defined()) {
-        const auto kept = keep.to(at::kCPU, at::kLong).contiguous();
-        const auto rows = kept.to(device);
-        const auto k = w.kv.keys().narrow(0, past, n).index_select(0, rows);
-        const auto v = values.narrow(0, past, n).index_select(0, rows);
-        const auto p = w.positions.keys().narrow(0, past, n).index_select(0, rows);
-        w.kv.truncate(past);
-        w.kv.append(k, v);
-        w.positions.truncate(past);
-        w.positions.append(p, p);
-        const int64_t* kept_index = kept.data_ptr<int64_t>();
-        for (int64_t i = 0; i < kept.numel(); ++i) w.index.push_back(first[b] + kept_index[i]);
-      } else {
-        for (int64_t i = 0; i < n; ++i) w.index.push_back(first[b] + i);
-      }
-      // Keep the tokens the next block's first query can still see.
-      const int64_t drop =
-          std::lower_bound(w.index.begin(), w.index.end(), first[b] + n - n_local_) - w.index.begin();
-      w.kv.drop_front(drop);
-      w.positions.drop_front(drop);
-      w.index.erase(w.index.begin(), w.index.begin() + drop);
       if (hooks.after_layer) seen.push_back(qkv);
     }
     if (hooks.after_layer) hooks.after_layer(l, seen);
   }
   sinks_entered_ = in;
-  next_index_ = next;
+  if (count) next_index_ = plans.back().first + blocks.back().tokens.size(0);
   return out;
 }
 

@@ -34,6 +34,7 @@
 
 #include "core/config/schema.h"
 #include "core/memory/sink_kv.h"
+#include "core/nn/attention.h"
 #include "core/nn/kv_cache.h"
 #include "core/nn/rope.h"
 #include "models/backbones/backbone.h"
@@ -123,8 +124,35 @@ class SlidingWindow {
     std::deque<int64_t> index;
   };
 
+  // What prefill() fixes for each block before any layer runs (the same in every layer).
+  struct BlockPlan {
+    int64_t first = 0;    // stream index of its first token
+    int64_t entered = 0;  // sinks in the sink segment once it has entered
+    int64_t shift = 0;    // under window positions, what every position is shifted by
+    at::Tensor positions;          // [3, n] on the device
+    RotaryTables query_tables;     // its queries' rotation
+  };
+
   // Sinks in the sink segment once a block of `n` tokens starting at `first` has entered, `entered` before.
   int64_t sinks_after(int64_t entered, int64_t first, int64_t n) const;
+  std::vector<BlockPlan> plan_blocks(const std::vector<WindowInput>& blocks, at::Device device) const;
+  // Runs block `b` (hidden states `h`) through layer `l` of the window: returns its output hidden
+  // states and leaves its q/k/v in `qkv`; the window then holds what later tokens may attend to.
+  at::Tensor prefill_block_layer(Backbone& backbone, int64_t l, size_t b, const at::Tensor& h, const BlockPlan& plan,
+                                 const RotaryTables& sink_query, const WindowHooks& hooks, LayerQkv& qkv);
+  // all_at_once: the sinks leave the window when they enter the sink segment.
+  void drop_sinks_from_window(Layer& w) const;
+  // The block's keys, values and positions enter the window (keys rotated once under absolute positions).
+  void enter_window(Layer& w, const LayerQkv& qkv, const BlockPlan& plan) const;
+  // The attention segments of a block of `n` tokens whose K/V entered the window at row `past`:
+  // the window keys every query sees, the edge (and the block's own triangle) under a mask, the sinks.
+  std::vector<AttentionSegment> window_segments(const Layer& w, int64_t l, const at::Tensor& queries,
+                                                const at::Tensor& raw_queries, int64_t past, int64_t n,
+                                                const BlockPlan& plan, const RotaryTables& sink_query) const;
+  // What later tokens may attend to: the block's tokens from row `past` (only `keep`, when defined).
+  void keep_block_tokens(Layer& w, int64_t past, int64_t n, int64_t first, const at::Tensor& keep) const;
+  // Drops the tokens no query from stream index `next` on can see.
+  void slide(Layer& w, int64_t next) const;
 
   int64_t n_local_;
   WindowRules rules_;

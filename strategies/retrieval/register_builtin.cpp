@@ -34,7 +34,7 @@ RetrievalNeeds mukv_needs(const MukvRetrievalOptions& o) {
 
 // Every built-in retrieval strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
 // what it reads from the encoder's blocks: core/engine/memory_contract.h).
-void register_builtin_retrievers(Registry<RetrievalStrategy>& registry) {
+void register_builtin_retrievers(Registry<RetrievalStrategy, const RuntimeOptions&>& registry) {
   using Rule = TimeBaseline::Rule;
   const RetrievalNeeds rekv_keys{Representatives::MeanKeyEveryLayer, {}, {}};
   const RetrievalNeeds anything{Representatives::None, {}, {}};

@@ -2,11 +2,12 @@
 // The built-in retrieval strategies, registered by core/cli/builtin_registries.cpp.
 
 #include "core/config/registry.h"
+#include "core/config/runtime.h"
 
 namespace svqa {
 
 class RetrievalStrategy;
 
-void register_builtin_retrievers(Registry<RetrievalStrategy>& registry);
+void register_builtin_retrievers(Registry<RetrievalStrategy, const RuntimeOptions&>& registry);
 
 }  // namespace svqa

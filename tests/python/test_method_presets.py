@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
 
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
-           "fresh_uniform", "fresh_recent"]
+           "fresh_uniform", "fresh_recent", "streamingtom"]
 
 
 QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
@@ -62,6 +62,13 @@ def test_presets_carry_their_references_run(svqa_bin, root):
     assert p["memstream"]["retrieval"]["options"]["similarity"] == "dot"
     assert p["fresh_uniform"]["encoding"]["options"] == {"sampling": "uniform", "frames": 32}
     assert p["fresh_recent"]["encoding"]["options"] == {"sampling": "recent", "frames": 4}
+    # StreamingTOM: the README's defaults (CTR_*, OQM_*), 4-bit groups of one frame each.
+    tom = p["streamingtom"]
+    assert {k: tom["encoding"]["options"][k] for k in ("retain_tokens", "similarity_threshold", "k", "beta", "n_local")} == \
+        {"retain_tokens": 50, "similarity_threshold": 0.9, "k": 7, "beta": 0.6, "n_local": 4800}
+    assert (tom["stream"]["kv_codec"], tom["stream"]["kv_codec_group"]) == ("int4", 50)
+    assert tom["retrieval"]["options"] == {"retrieve_size": 251, "chunk_size": 1, "similarity": "cosine"}
+    assert tom["stream"]["sink_prompt"] == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
 
 
 def differences(a, b, at=""):
@@ -90,7 +97,8 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     assert r.returncode == 0, r.stderr
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
-                           ["rekv", "memstream", "streamkv", "mukv", "full_context", "fresh_uniform", "fresh_recent"])
+                           ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
+                            "fresh_recent"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")
