@@ -431,6 +431,10 @@ void MemoryBank::evict(Entry& e) {
   e.file.clear();
   std::fill(e.block.keys.begin(), e.block.keys.end(), at::Tensor());
   std::fill(e.block.values.begin(), e.block.values.end(), at::Tensor());
+  // Its positions and spill layout go too: an encoder that compacts for hours evicts thousands of
+  // blocks, and their metadata would otherwise grow with the stream.
+  e.block.positions = at::Tensor();
+  e.shapes = {}, e.dtypes = {}, e.offsets = {}, e.sums = {};
   e.bytes = 0;
   e.evicted = true;
 }

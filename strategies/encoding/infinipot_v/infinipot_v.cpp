@@ -45,7 +45,7 @@ void InfinipotVOptions::declare(Schema<InfinipotVOptions>& s) {
     if (recent < 1) return std::string("gives int(cap_frames x query_ratio) = 0 recent frames; TaR needs at least one");
     if (o.tar_ratio * static_cast<double>(o.keep_frames) < static_cast<double>(recent))
       return "gives " + std::to_string(recent) + " recent frames, more than TaR's share of keep_frames (tar_ratio x " +
-             "keep_frames = " + std::to_string(o.tar_ratio * static_cast<double>(o.keep_frames)) + ")";
+             "keep_frames = " + format_number(o.tar_ratio * static_cast<double>(o.keep_frames)) + ")";
     return std::string();
   });
 }
