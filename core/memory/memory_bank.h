@@ -83,8 +83,8 @@ class MemoryBank {
   // (or one spill file), so its bytes stay held, and counted in ram_bytes or disk_bytes, until it
   // leaves its last layer: it is then evicted, its RAM or spill file freed (a memory snapshot's file
   // is never removed), and it leaves every count. To shrink a block's bytes now, rewrite it: add()
-  // the block with only what stays, then remove() the old one. Its metadata stays: info(id) still
-  // answers (without K/V once evicted), ids never move.
+  // the block with only what stays, then remove() the old one. Its span and granularity stay:
+  // info(id) still answers (without K/V or positions once evicted), ids never move.
   void remove_from_layer(int64_t id, int64_t layer);
   // Takes block `id` out of every layer it is stored in (evicts it).
   void remove(int64_t id);
