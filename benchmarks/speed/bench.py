@@ -307,6 +307,10 @@ def print_table(report):
                                 ("ttft_s", f"TTFT s after {after} frames", "{:.3f}")):
             print(f"  {label:<38}{fmt.format(c['rekv'][key]):>12}{fmt.format(c['mukv'][key]):>12}"
                   f"{c['mukv_over_rekv'][key]:>11.3f}")
+    print_long(report)
+
+
+def print_long(report):
     if "long" in report:
         lg = report["long"]
         print(f"\n{'stream time':>12}{'frames':>8}{'RSS':>12}{'wall s':>9}")
@@ -325,12 +329,33 @@ def quiet_openmp_waits():
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def report_memory_only(args, name, mode, binary, export, work, load_before):
+    """A method other than ReKV over the --long stream: RSS over time and the bank's bytes, no timing model."""
+    with tempfile.TemporaryDirectory(dir=work) as spill:
+        measured = run_svqa_bench(binary, export, mode, args.threads, spill, args.method, args.device, args.dtype)
+    report = {"mode": f"{name}, {args.method}", "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.node()}",
+              "load_before": load_before, "load_after": load_average(), "measured": measured,
+              "long": rss_over_time(measured)}
+    if args.save:
+        args.save.write_text(json.dumps(report, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return
+    mem = measured["memory"]
+    print(f"svqa memory ({report['mode']}): load average {report['load_before']} → {report['load_after']}; "
+          f"bank at the end {mib(mem['bank_bytes'])} ({mem['bank_tokens']:,} tokens), peak RSS {mib(mem['peak_rss'])}")
+    print_long(report)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="smoke run (CI): small model, 12 frames")
     group.add_argument("--long", action="store_true", help="1-hour stream at 0.5 fps with the disk tier")
     parser.add_argument("--mukv", action="store_true", help="also run MuKV on the same export and stream, and compare")
+    parser.add_argument("--method", choices=["rekv", "infinipot_v"], default="rekv",
+                        help="the stream's method; infinipot_v (its preset: a cache of at most 16 frames, no retrieval) "
+                             "runs with --long and reports its memory over time")
     parser.add_argument("--shape", choices=sorted(SHAPES), help="a real model's shape (random weights) instead of hidden 512")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     parser.add_argument("--save", type=pathlib.Path, help="also write the JSON report to this file")
@@ -345,6 +370,8 @@ def main(argv=None):
 
     if args.shape and args.long:
         parser.error("--shape runs the full or --quick mode, not --long")
+    if args.method != "rekv" and not args.long:
+        parser.error("--method infinipot_v runs with --long (its memory over time; the timing tables model ReKV)")
     quiet_openmp_waits()
     name = "quick" if args.quick else "long" if args.long else "full"
     mode = dict(SHAPE_MODES[name] if args.shape else MODES[name])
@@ -365,6 +392,8 @@ def main(argv=None):
         checkpoint = export / "hf"
 
     load_before = load_average()
+    if args.method != "rekv":
+        return report_memory_only(args, name, mode, binary, export, work, load_before)
     with tempfile.TemporaryDirectory(dir=work) as spill:
         measured = run_svqa_bench(binary, export, mode, args.threads, spill, device=args.device, dtype=args.dtype)
     hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]

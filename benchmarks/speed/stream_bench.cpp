@@ -21,9 +21,11 @@
 #include "core/engine/visual_units.h"
 #include "models/video/frame_source.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/memory_as_is.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
 
 namespace svqa {
@@ -123,7 +125,8 @@ struct WindowModel {
 };
 
 bool is_mukv(const StreamBenchOptions& o) {
-  if (o.method != "rekv" && o.method != "mukv") throw std::invalid_argument("--method: expected rekv or mukv, got " + o.method);
+  if (o.method != "rekv" && o.method != "mukv" && o.method != "infinipot_v")
+    throw std::invalid_argument("--method: expected rekv, mukv or infinipot_v, got " + o.method);
   return o.method == "mukv";
 }
 
@@ -135,11 +138,13 @@ std::unique_ptr<EncodingStrategy> make_encoder(const StreamBenchOptions& o) {
     mukv.segment_leftovers = "carry";
     return std::make_unique<MukvMultigrain>(mukv);
   }
+  if (o.method == "infinipot_v") return std::make_unique<InfinipotV>(InfinipotVOptions{});  // its preset's cap
   return std::make_unique<RekvSlidingWindow>(RekvOptions{o.n_local});
 }
 
 std::unique_ptr<RetrievalStrategy> make_retrieval(const StreamBenchOptions& o) {
   if (is_mukv(o)) return std::make_unique<MukvRetrieval>(MukvRetrievalOptions{});
+  if (o.method == "infinipot_v") return std::make_unique<MemoryAsIs>();
   return std::make_unique<InternalRetrieval>(InternalRetrievalOptions{o.retrieve_size, 1, "dot"});
 }
 
@@ -199,14 +204,15 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   const int64_t question_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kQuestion).size());
   const int64_t prompt_tokens = static_cast<int64_t>(backbone.tokenizer().encode(kAnswerPrompt).size());
   const AnswerOptions answer_options{std::nullopt, 1};  // the encoder's positions; TTFT: the prefill's argmax
-  const bool mukv = is_mukv(o);
+  is_mukv(o);
+  const bool windowless = o.method != "rekv";  // no ReKV window to model (MuKV, InfiniPot-V)
   const int64_t unit = VisualUnitMaker::frames_per_unit_of(backbone);  // 2 on Qwen2.5-VL: its temporal patch
   for (const int64_t q : o.questions)
     if (q % unit)
       throw std::invalid_argument("--questions " + std::to_string(q) + ": not a multiple of the export's " +
                                   std::to_string(unit) + " frames per visual unit");
   // Read before the stream, so that a missing input fails before the stream runs.
-  const int64_t mlp_width = o.floor && !mukv ? intermediate_size(backbone) : 0;
+  const int64_t mlp_width = o.floor && !windowless ? intermediate_size(backbone) : 0;
 
   if (o.vision_memory_frames > 0) return {{"vision_memory", vision_memory(backbone, o, unit, n_init)}};
 
@@ -241,7 +247,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     t0 = Clock::now();
     s.encoder.encode(backbone, batch, s.bank);
     const double encode_s = seconds_since(t0);
-    if (mukv) {  // no window: blocks are prefilled over the sinks only
+    if (windowless) {
       frames.push_back({{"vision_s", vision_s}, {"encode_s", encode_s}});
     } else {
       const int64_t keys = window.step(tokens_per_unit);
@@ -289,11 +295,11 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
                    {"bank_ram_bytes", acc.ram_bytes},
                    {"bank_disk_bytes", acc.disk_bytes},
                    {"representative_bytes", acc.representative_bytes},
-                   {"window_bytes", mukv ? 0 : window.window_tokens() * kv_token_bytes},
+                   {"window_bytes", windowless ? 0 : window.window_tokens() * kv_token_bytes},
                    {"samples", samples}};
   out["stream_s"] = seconds_since(t_stream);
 
-  if (o.floor && !mukv) {  // the floor models ReKV's window
+  if (o.floor && !windowless) {  // the floor models ReKV's window
     const DecoderShape shape{m.text.num_layers, m.text.hidden_size, m.text.num_heads, m.text.num_kv_heads,
                              m.text.head_dim, mlp_width};
     MatmulFloor floor(shape, tokens_per_unit, backbone.dtype(), backbone.device());

@@ -15,7 +15,7 @@ namespace svqa {
 
 struct StreamBenchOptions {
   std::string export_dir;
-  std::string method = "rekv";  // rekv (n_local, retrieve_size below) | mukv (MuKV's paper configuration)
+  std::string method = "rekv";  // rekv (n_local, retrieve_size below) | mukv (MuKV's paper configuration) | infinipot_v (its preset)
   std::string device = "cpu";
   std::string dtype;  // empty: the export's
   int64_t frames = 256;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::string json_path;
   cli.add_options()
       ("export", "export directory (python -m models.export)", cxxopts::value(o.export_dir))
-      ("method", "rekv, or mukv (MuKV's paper configuration; --n-local and --retrieve do not apply)",
+      ("method", "rekv, mukv (MuKV's paper configuration) or infinipot_v (its preset; memory_as_is); --n-local and --retrieve apply to rekv",
        cxxopts::value(o.method)->default_value(o.method))
       ("device", "torch device", cxxopts::value(o.device)->default_value(o.device))
       ("dtype", "float32, float16 or bfloat16 (default: the export's)", cxxopts::value(o.dtype))

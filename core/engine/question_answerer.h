@@ -2,7 +2,8 @@
 // Answers one question from the memory, in ReKV's three passes: a retrieval pass of the raw
 // question (each layer selects blocks with that layer's queries; the question's own K/V are then
 // dropped; a strategy that chose once in begin_question skips it), a prefill of the answer prompt
-// over [sinks | selected blocks], greedy decoding.
+// over [sinks | selected blocks], greedy decoding. A strategy that does not retrieve
+// (RetrievalStrategy::retrieves() false) skips the first pass: each layer's stored blocks are the context.
 
 #include <ATen/ATen.h>
 

@@ -70,6 +70,10 @@ class RetrievalStrategy {
   // How many times the question's retrieval pass runs (StreamKV: a probe pass that scores every
   // layer, then the pass that selects); only the last pass's selection becomes the context.
   virtual int retrieval_passes() const { return 1; }
+  // false: the strategy uses the memory as it is (memory_as_is): no retrieval at question time. The
+  // answer's context in each layer is every block that layer stores, in id order, placed by the
+  // position policy; neither begin_question nor select is called and the question is not run.
+  virtual bool retrieves() const { return true; }
   // Block ids for this layer, each stored in it (any order; the context assembler orders them).
   virtual std::vector<int64_t> select(const LayerQuery& query, const MemoryBank& bank) = 0;
   // false: select() ignores the question's queries (it chose in begin_question), so the retrieval

@@ -111,6 +111,16 @@ struct MemoryBank::Entry {
   bool external = false;   // a MappedKv file: never written or removed here
   bool coded = false;      // K/V (resident or spilled) in the codec's coded form, decoded on read
   PlainKvLayout plain;     // when coded: what the K/V were
+  std::vector<bool> removed;  // per layer: taken out of it (remove_from_layer); its K/V stay held until evicted
+  bool evicted = false;    // left every layer: K/V freed, out of every count
+
+  bool left_layer(int64_t layer) const { return layer >= 0 && layer < static_cast<int64_t>(removed.size()) && removed[layer]; }
+  // Empties the K/V of the layers the block left, in a copy of it handed out.
+  KvBlock& without_left_layers(KvBlock& out) const {
+    for (size_t l = 0; l < out.keys.size(); ++l)
+      if (left_layer(static_cast<int64_t>(l))) out.keys[l] = out.values[l] = at::Tensor();
+    return out;
+  }
 };
 
 MemoryBank::MemoryBank(MemoryBankOptions options)
@@ -245,6 +255,7 @@ int64_t MemoryBank::add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes) {
 
 void MemoryBank::spill_oldest_resident() {
   Entry& e = *entries_[next_resident_++];
+  if (e.evicted) return;  // nothing left to write
   if (e.external) {  // already on disk: only the accounting moves it to the disk tier
     accounting_.ram_bytes -= e.bytes;
     accounting_.disk_bytes += e.bytes;
@@ -288,6 +299,7 @@ const KvBlock& MemoryBank::info(int64_t id) const {
 
 bool MemoryBank::in_layer(int64_t id, int64_t layer) const {
   const Entry& e = *entries_.at(static_cast<size_t>(id));
+  if (e.left_layer(layer)) return false;
   if (e.file.empty()) return e.block.in_layer(layer);
   return layer >= 0 && layer < options_.num_layers && !e.shapes[static_cast<size_t>(2 * layer)].empty();
 }
@@ -307,7 +319,7 @@ KvBlock MemoryBank::block(int64_t id) const {
   KvBlock out = stored;
   if (e.file.empty()) {
     if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
-    return out;
+    return e.without_left_layers(out);
   }
   auto mapping = std::make_shared<Mapping>();
   const int fd = open_spilled(e.file, e.file_bytes, e.external);
@@ -339,7 +351,7 @@ KvBlock MemoryBank::block(int64_t id) const {
       p += tensor_bytes(*t);
     }
   if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
-  return out;
+  return e.without_left_layers(out);
 }
 
 std::vector<int64_t> MemoryBank::key_shape(int64_t id, int64_t layer) const {
@@ -404,6 +416,65 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
   read_into(2 * l, k);
   read_into(2 * l + 1, v);
   ::close(fd);
+}
+
+void MemoryBank::remove_from_layer(int64_t id, int64_t layer) {
+  if (!in_layer(id, layer))
+    throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
+  Entry& e = *entries_[static_cast<size_t>(id)];
+  e.removed.resize(static_cast<size_t>(options_.num_layers), false);
+  e.removed[static_cast<size_t>(layer)] = true;
+  remove_representative(id, layer);
+  accounting_.layer_tokens -= e.block.num_tokens();
+  for (int64_t l = 0; l < options_.num_layers; ++l)
+    if (in_layer(id, l)) return;
+  evict(e);
+}
+
+void MemoryBank::remove(int64_t id) {
+  for (int64_t l = 0; l < options_.num_layers; ++l)
+    if (in_layer(id, l)) remove_from_layer(id, l);
+}
+
+std::vector<int64_t> MemoryBank::blocks_in_layer(int64_t layer) const {
+  std::vector<int64_t> ids;
+  for (int64_t id = 0; id < size(); ++id)
+    if (in_layer(id, layer)) ids.push_back(id);
+  return ids;
+}
+
+void MemoryBank::evict(Entry& e) {
+  const auto g = static_cast<size_t>(e.block.granularity);
+  (e.block.id < next_resident_ ? accounting_.disk_bytes : accounting_.ram_bytes) -= e.bytes;
+  accounting_.blocks -= 1;
+  accounting_.tokens -= e.block.num_tokens();
+  accounting_.tokens_by_granularity[g] -= e.block.num_tokens();
+  accounting_.bytes_by_granularity[g] -= e.bytes;
+  std::error_code ignored;  // a spill file already gone is what eviction wants
+  if (!e.file.empty() && !e.external) std::filesystem::remove(e.file, ignored);
+  e.file.clear();
+  std::fill(e.block.keys.begin(), e.block.keys.end(), at::Tensor());
+  std::fill(e.block.values.begin(), e.block.values.end(), at::Tensor());
+  // Its positions and spill layout go too: an encoder that compacts for hours evicts thousands of
+  // blocks, and their metadata would otherwise grow with the stream.
+  e.block.positions = at::Tensor();
+  e.shapes = {}, e.dtypes = {}, e.offsets = {}, e.sums = {};
+  e.plain = {};
+  e.bytes = 0;
+  e.evicted = true;
+}
+
+void MemoryBank::remove_representative(int64_t id, int64_t layer) {
+  const auto l = static_cast<size_t>(layer);
+  auto& ids = rep_ids_[l];
+  const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+  if (it == ids.end() || *it != id) return;
+  const int64_t row = it - ids.begin(), after = rep_rows_[l] - row - 1;
+  auto& m = rep_matrix_[l];
+  if (after > 0) m.narrow(0, row, after).copy_(m.narrow(0, row + 1, after).clone());
+  rep_rows_[l] -= 1;
+  ids.erase(it);
+  accounting_.representative_bytes -= m.size(1) * 4;
 }
 
 at::Tensor MemoryBank::representatives(int64_t layer) const {

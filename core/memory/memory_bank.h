@@ -1,5 +1,8 @@
 #pragma once
-// Append-only store of KvBlocks with exact accounting and a disk tier.
+// Store of KvBlocks with exact accounting and a disk tier. Blocks are added in order (ids dense from
+// 0, never reused); an encoder may take a block out of a layer or evict it (compaction, eviction,
+// rewriting: add the rewritten block, then remove the old ones), and accounting, representatives and
+// the disk tier follow.
 //
 // Block tensors live on the CPU (pinned when the compute device is CUDA, for fast copies). Once
 // resident K/V bytes pass `ram_budget_bytes`, the oldest resident blocks are written to one file
@@ -79,6 +82,18 @@ class MemoryBank {
   // block (resident until the budget would spill it), so the records equal those of a bank built
   // by add(); RAM holds only what is read.
   int64_t add_mapped(KvBlock block, MappedKv kv);
+  // Takes block `id` out of `layer` (it must be stored there): it no longer reads as stored there,
+  // its representative row goes and its tokens leave layer_tokens. A block's K/V are one allocation
+  // (or one spill file), so its bytes stay held, and counted in ram_bytes or disk_bytes, until it
+  // leaves its last layer: it is then evicted, its RAM or spill file freed (a memory snapshot's file
+  // is never removed), and it leaves every count. To shrink a block's bytes now, rewrite it: add()
+  // the block with only what stays, then remove() the old one. Its span and granularity stay:
+  // info(id) still answers (without K/V or positions once evicted), ids never move.
+  void remove_from_layer(int64_t id, int64_t layer);
+  // Takes block `id` out of every layer it is stored in (evicts it).
+  void remove(int64_t id);
+  // Ids of the blocks `layer` stores, ascending (the order they were added).
+  std::vector<int64_t> blocks_in_layer(int64_t layer) const;
   // The block with its K/V tensors (mapped from disk if spilled) and everything else add() was
   // given, except `representatives`: those live in one matrix per layer and come back empty here;
   // read them with representative(id, layer) or representatives(layer). Throws std::out_of_range for a bad id.
@@ -111,6 +126,8 @@ class MemoryBank {
  private:
   struct Entry;
   void spill_oldest_resident();
+  void remove_representative(int64_t id, int64_t layer);
+  void evict(Entry& e);
   void add_representatives(KvBlock& block);
   int64_t add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes);
 

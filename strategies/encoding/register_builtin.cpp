@@ -6,6 +6,7 @@
 
 #include "core/engine/memory_contract.h"
 #include "strategies/encoding/fresh_frames.h"
+#include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/mukv_multigrain.h"
 #include "strategies/encoding/rekv_sliding_window.h"
@@ -51,6 +52,10 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
       [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const MemstreamAksOptions&)>([](const MemstreamAksOptions&) { return rekv_frames(); }));
   registry.add<StreamingtomOptions>("streamingtom", "StreamingTOM: each frame cut to 50 tokens by causal temporal reduction before the LLM, then ReKV's window", make_streamingtom, SVQA_HERE, std::function<EncoderProvides(const StreamingtomOptions&)>([](const StreamingtomOptions&) { return rekv_frames(); }));
+  registry.add<InfinipotVOptions>("infinipot_v", "InfiniPot-V: the KV cache compacted in place at a frame cap by TaR + VaN, no question needed",
+      [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
+      std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) {
+        return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}}; }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,

@@ -7,6 +7,7 @@
 #include "strategies/retrieval/baselines.h"
 #include "strategies/retrieval/external.h"
 #include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/memory_as_is.h"
 #include "strategies/retrieval/mukv_semi_hierarchical.h"
 #include "strategies/retrieval/rrf_mixture.h"
 #include "strategies/retrieval/streamkv_layer_adaptive.h"
@@ -54,6 +55,8 @@ void register_builtin_retrievers(Registry<RetrievalStrategy, const RuntimeOption
   registry.add<FullContextOptions>("full_context", "every block at every layer: the full-context reference",
       [](const FullContextOptions&) { return std::make_unique<TimeBaseline>(Rule::All, 0); }, SVQA_HERE,
       needs<FullContextOptions>(anything));
+  registry.add<MemoryAsIsOptions>("memory_as_is", "no retrieval: every block each layer stores, in stored order (InfiniPot-V, HERMES)",
+      [](const MemoryAsIsOptions&) { return std::make_unique<MemoryAsIs>(); }, SVQA_HERE, needs<MemoryAsIsOptions>(anything));
   registry.add<FrameCountOptions>("bank_uniform",
       "k frame blocks of the stream's bank evenly spread over the past (not the papers' uniform-sampling baseline: encoding fresh_frames)",
       [](const FrameCountOptions& o) { return std::make_unique<TimeBaseline>(Rule::Uniform, o.retrieve_size); }, SVQA_HERE,

@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
 
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
-           "fresh_uniform", "fresh_recent", "streamingtom"]
+           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v"]
 
 
 QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
@@ -48,6 +48,11 @@ def test_presets_carry_their_references_run(svqa_bin, root):
         assert p[name]["stream"]["sink_prompt"] == rekv_prompt, name
         assert p[name]["stream"]["answer_prompt"] == "\n{question}<|im_end|><|im_start|>assistant\n", name
         assert p[name]["runtime"]["dtype"] == "float16" and p[name]["stream"]["chunk_frames"] == 64, name
+    infinipot = p["infinipot_v"]  # scripts/run_sample.sh, run_ovu.sh, qwen_inference_ovu.py's defaults
+    assert infinipot["encoding"] == {"type": "infinipot_v", "options": {
+        "cap_frames": 16, "keep_frames": 12, "tar_ratio": 0.5, "query_ratio": 0.25, "adaptive_pooling": True}}
+    assert infinipot["retrieval"]["type"] == "memory_as_is"
+    assert (infinipot["runtime"]["dtype"], infinipot["backbone"]["options"]["export"]) == ("bfloat16", "exports/qwen2_5_vl_7b")
     mukv = p["mukv"]
     assert mukv["encoding"]["options"]["segment_leftovers"] == "drop"
     assert mukv["stream"]["min_video_frames"] == 15
@@ -98,7 +103,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
-                            "fresh_recent"])
+                            "fresh_recent", "infinipot_v"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")
