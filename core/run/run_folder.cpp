@@ -107,9 +107,10 @@ std::string spill_subfolder(const std::string& dir) {
   return safe_path_component(this_host() + "-" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino));
 }
 
-RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command) {
-  fs::create_directories(dir);
-  const std::string lock = dir + "/run.lock";
+RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command,
+                     const FolderPart& part) {
+  const std::string lock = dir + "/" + part.lock;
+  fs::create_directories(fs::path(lock).parent_path());
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw std::runtime_error(lock + ": cannot open: " + std::strerror(errno));
   // The holder writes its line just after it takes the lock, so a second svqa can find the file
@@ -142,7 +143,7 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
     // What an earlier svqa killed mid-write left: its files are rewritten whole, the temporaries never read.
     for (const char* name : {"config.yaml", "models.json", "metrics.json", "scores.json"})
       remove_stale_temporaries(dir + "/" + name);
-    const bool answered = has_answers(dir + "/predictions.jsonl");
+    const bool answered = has_answers(dir + "/" + part.records);
     check_config(dir, resolved, answered);
     check_models(dir, resolved, answered);
   } catch (...) {
