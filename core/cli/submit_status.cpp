@@ -110,8 +110,8 @@ int print_submit_status(const std::string& grid_dir, const std::vector<GridRun>&
     tally.add("failed");
   }
   std::cout << "merge job " << merge << " (afterany:" << array << "): " << merge_line << "\n";
-  if (tally.counts["failed"]) return 1;
-  return tally.counts["running"] || tally.counts["pending"] ? 3 : 0;
+  if (tally.counts["running"] || tally.counts["pending"]) return 3;
+  return tally.counts["failed"] ? 1 : 0;
 }
 
 }  // namespace svqa

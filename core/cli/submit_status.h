@@ -15,8 +15,8 @@ namespace svqa {
 // Where `svqa submit` keeps a grid's scripts, logs and submitted.json: GRID_DIR/slurm.
 inline std::string slurm_folder(const std::string& grid_dir) { return grid_dir + "/slurm"; }
 
-// Prints the status; returns 0 when every task and the merge are done, 3 while any is pending or
-// running, 1 when any failed.
+// Prints the status; returns 3 while a task or the merge job is pending or running, else 1 when
+// one failed, else 0 (all done).
 int print_submit_status(const std::string& grid_dir, const std::vector<GridRun>& runs,
                         const std::vector<ExperimentConfig>& configs, const Registries& registries);
 

@@ -42,8 +42,9 @@ std::string run_command(const std::vector<std::string>& argv) {
   std::array<char, 4096> buffer{};
   for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) out.append(buffer.data(), n);
   const int status = ::pclose(pipe);
-  if (status != 0) {
+  if (status != 0) {  // its last line says why ("squeue: fatal: Could not establish a configuration source")
     while (!out.empty() && out.back() == '\n') out.pop_back();
+    out = out.substr(out.find_last_of('\n') + 1);
     throw std::runtime_error(command + " failed" + (WIFEXITED(status) ? " (exit " + std::to_string(WEXITSTATUS(status)) + ")" : "") +
                              (out.empty() ? "" : ": " + out));
   }
@@ -63,7 +64,7 @@ std::string submit_script(const std::string& script, const std::string& after_an
 std::map<std::string, std::string> job_states(const std::vector<std::string>& jobs) {
   std::map<std::string, std::string> states;
   try {
-    read_states(run_command({"squeue", "-h", "-r", "-j", joined(jobs, ","), "-o", "%i|%T"}), states);
+    read_states(run_command({"squeue", "-h", "-r", "-t", "all", "-j", joined(jobs, ","), "-o", "%i|%T"}), states);
   } catch (const std::runtime_error& e) {  // every job ended long ago: squeue knows none of them
     if (std::string(e.what()).find("Invalid job id") == std::string::npos) throw;
   }

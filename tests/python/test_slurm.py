@@ -219,6 +219,7 @@ def test_a_cancelled_task_resubmitted_resumes(tiny, svqa_bin, cluster):
     status = wait_for_jobs(svqa_bin, exp, None)
     assert status.returncode == 0, status.stdout
     assert shard_files[1].read_text().startswith(first)  # resumed: the record made before the cancel kept
+    assert len(read_records(shard_files[1])) == 2  # and its question not answered again (read_records checks)
     merged = read_records(run / "predictions.jsonl")  # each question once (read_records checks)
     assert sorted(merged) == [(f"s{i:02d}", f"s{i:02d}q") for i in range(4)]
 
