@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "core/cli/cli_commands.h"
 #include "core/config/grid.h"
@@ -13,6 +15,19 @@
 #include "core/run/stream_runner.h"
 
 namespace svqa {
+
+namespace {
+
+// A whole run over a folder whose streams are in shards not yet merged would answer them again.
+void refuse_unmerged_shards(const std::string& dir) {
+  const int64_t count = recorded_shard_count(dir);
+  if (count && !std::filesystem::exists(dir + "/predictions.jsonl"))
+    throw std::runtime_error(dir + ": holds the records of " + std::to_string(count) +
+                             " stream shards, not merged: run the rest with --shard i/" + std::to_string(count) +
+                             " or `svqa merge " + dir + "`; a whole run would answer their streams again");
+}
+
+}  // namespace
 
 StreamShard shard_option(const std::string& text) {
   try {
@@ -28,6 +43,7 @@ int run_task(const ExperimentConfig& cfg, const Registries& registries, const st
   apply_runtime(cfg.header.runtime);
   c10::InferenceMode inference;
   if (shard.count == 1) {
+    refuse_unmerged_shards(dir);
     const RunFolder folder(dir, cfg.resolved, command);  // locked; config written only if new
     return run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
   }

@@ -60,6 +60,16 @@ bool has_answers(const std::string& predictions) {
   return fs::exists(predictions, ec) && fs::file_size(predictions, ec) > 0;
 }
 
+// Answers anywhere in the folder: the run's records, or any stream shard's (DIR/shards/*.jsonl,
+// core/run/shard/): a shard starting later must not relabel its siblings' answers.
+bool folder_has_answers(const std::string& dir) {
+  if (has_answers(dir + "/predictions.jsonl")) return true;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir + "/shards", ec))
+    if (entry.path().extension() == ".jsonl" && has_answers(entry.path().string())) return true;
+  return false;
+}
+
 // DIR/config.yaml: written when new (or no answer yet), else the same config or a refusal.
 void check_config(const std::string& dir, const ConfigNode& resolved, bool answered) {
   const std::string config = dir + "/config.yaml";
@@ -143,7 +153,7 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
     // What an earlier svqa killed mid-write left: its files are rewritten whole, the temporaries never read.
     for (const char* name : {"config.yaml", "models.json", "metrics.json", "scores.json"})
       remove_stale_temporaries(dir + "/" + name);
-    const bool answered = has_answers(dir + "/" + part.records);
+    const bool answered = folder_has_answers(dir);
     check_config(dir, resolved, answered);
     check_models(dir, resolved, answered);
   } catch (...) {

@@ -24,9 +24,10 @@ std::string spill_subfolder(const std::string& dir);
 
 // What a process holds of the folder, as paths relative to it: the whole run, or one stream shard
 // (core/run/shard/: its own lock and records file, so the shards of a run work side by side).
+// Answers in any part's records (predictions.jsonl, DIR/shards/*.jsonl) make config.yaml binding.
 struct FolderPart {
   std::string lock = "run.lock";
-  std::string records = "predictions.jsonl";  // answers in it make config.yaml binding
+  std::string records = "predictions.jsonl";
 };
 
 class RunFolder {

@@ -118,6 +118,15 @@ def test_a_missing_or_doubled_shard_is_refused_naming_it(tiny, svqa_bin, unshard
     assert r.stderr.splitlines() == [f"svqa merge: {run}: shard 1/3 missing: {run}/shards/1-of-3.jsonl not found "
                                      "(run it: --shard 1/3)"]
 
+    # A whole run over unmerged shards would answer their streams again; a shard with another config
+    # would label its siblings' answers with it.
+    r = subprocess.run([svqa_bin, "run", exp, "--out", out], capture_output=True, text=True)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "stream shards, not merged" in r.stderr
+    r = subprocess.run([svqa_bin, "run", exp, "--shard", "1/3", "--out", out, "--set", "stream.max_new_tokens=2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
+    assert "its answers were made with another config (stream.max_new_tokens" in r.stderr
+
     # Shards of another N would answer streams a second time.
     r = subprocess.run([svqa_bin, "run", exp, "--shard", "0/2", "--out", out], capture_output=True, text=True)
     assert r.returncode == 1
