@@ -36,7 +36,7 @@ stop() {
 write_conf() {
   local host cpus mem
   host=$(hostname -s)
-  cpus=$(nproc)
+  cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # its CPUs, not an OpenMP limit
   mem=$(free -m | awk '/^Mem:/ {print int($2 * 0.9)}')  # MiB the node offers its jobs
   cat > "$conf" <<EOF
 # Written by scripts/slurm_local.sh at start time: one node, this machine's $cpus CPUs and ${mem} MiB.

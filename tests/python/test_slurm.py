@@ -7,6 +7,8 @@ stopped at the end. Where it cannot start they skip, saying why (pytest -rs prin
 
 import json
 import os
+import re
+import signal
 import subprocess
 import time
 
@@ -201,34 +203,58 @@ def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster
     assert len(merge_logs) == 1 and "merged 2 stream shards" in merge_logs[0].read_text()
 
 
+def stopped_pid(lock):
+    """The pid a shard's lock file names ("pid 123 on host since ..."), once that process is stopped."""
+    match = re.match(r"pid (\d+) on ", lock.read_text() if lock.exists() else "")
+    try:
+        stat = open(f"/proc/{match[1]}/stat").read() if match else ""
+    except FileNotFoundError:  # ended
+        return None
+    return int(match[1]) if stat and stat.rsplit(")", 1)[1].split()[0] == "T" else None
+
+
 def test_a_cancelled_task_resubmitted_resumes(tiny, svqa_bin, cluster):
-    """Each task stops itself (SIGSTOP) after its first record: task 1 is cancelled there, task 0
-    let go; a resubmission then finishes task 1 from its records."""
+    """Each task stops itself (SIGSTOP) right after its first record. The first task seen stopped
+    there is cancelled (scancel --signal=KILL of its array element: it never runs again), the other
+    let go; whether they run side by side or one after the other. A resubmission then finishes the
+    cancelled task from its records."""
     exp = write_experiment(tiny["root"] / "cancel.yaml", tiny["export"], tiny["few"], tiny["root"] / "cancel",
                            slurm=SLURM)
     out = tiny["root"] / "cancel"
-    env = dict(os.environ, SVQA_STOP_AFTER_RECORDS="1")
-    svqa_ok(svqa_bin, "submit", exp, env=env)
-    jobs = json.loads((out / "cancel" / "slurm" / "submitted.json").read_text())
-    array = jobs["array_job"]
+    svqa_ok(svqa_bin, "submit", exp, env=dict(os.environ, SVQA_STOP_AFTER_RECORDS="1"))
+    array = json.loads((out / "cancel" / "slurm" / "submitted.json").read_text())["array_job"]
     run = wait_for_path(out / "cancel", "cancel-*")
-    shard_files = [run / "shards" / f"{i}-of-2.jsonl" for i in range(2)]
-    for f in shard_files:
-        wait_for(lambda: f.exists() and len(f.read_text().splitlines()) >= 1, f"a record in {f}")
-    first = shard_files[1].read_text()
-    subprocess.run(["scancel", f"{array}_1"], check=True)
-    subprocess.run(["scancel", "--batch", "--signal=CONT", f"{array}_0"], check=True)
+    acted = {}  # task → "cancelled" | "continued"
+
+    def act_on_stopped_tasks():
+        for k in range(2):
+            pid = None if k in acted else stopped_pid(run / "shards" / f"{k}-of-2.lock")
+            if pid is None:
+                continue
+            if "cancelled" not in acted.values():
+                acted[k] = "cancelled"
+                subprocess.run(["scancel", "--signal=KILL", f"{array}_{k}"], check=True)
+            else:
+                acted[k] = "continued"
+                os.kill(pid, signal.SIGCONT)
+        return len(acted) == 2
+
+    wait_for(act_on_stopped_tasks, "both tasks stopped after their first record")
+    cancelled = next(k for k, what in acted.items() if what == "cancelled")
+    records = run / "shards" / f"{cancelled}-of-2.jsonl"
+    before = records.read_text()
+    assert len(before.splitlines()) == 1
     status = wait_for_jobs(svqa_bin, exp, None)
     assert status.returncode == 1
     assert "1 done, 0 running, 0 pending, 1 failed" in status.stdout, status.stdout
-    assert "task 1 cancel (stream shard 1/2): CANCELLED: " in status.stdout
-    assert "shard 1/2 incomplete" in status.stdout  # the merge job's line: it ran after the cancel (afterany)
+    assert f"task {cancelled} cancel (stream shard {cancelled}/2): CANCELLED: " in status.stdout
+    assert f"shard {cancelled}/2 incomplete" in status.stdout  # the merge job's line: it ran after the cancel (afterany)
 
     svqa_ok(svqa_bin, "submit", exp)  # without the stop hook
     status = wait_for_jobs(svqa_bin, exp, None)
     assert status.returncode == 0, status.stdout
-    assert shard_files[1].read_text().startswith(first)  # resumed: the record made before the cancel kept
-    assert len(read_records(shard_files[1])) == 2  # and its question not answered again (read_records checks)
+    assert records.read_text().startswith(before)  # resumed: the record made before the cancel kept
+    assert len(read_records(records)) == 2  # and its question not answered again (read_records checks)
     merged = read_records(run / "predictions.jsonl")  # each question once (read_records checks)
     assert sorted(merged) == [(f"s{i:02d}", f"s{i:02d}q") for i in range(4)]
 
