@@ -182,6 +182,14 @@ def test_gpus_are_asked_as_gres(tiny, svqa_bin):
     assert r.returncode == 2 and "slurm.sbatch" in r.stderr and len(r.stderr.splitlines()) == 1
 
 
+def test_the_slurm_section_is_not_part_of_a_runs_folder(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "where.yaml", tiny["export"], tiny["few"], tiny["root"] / "where",
+                           grid=True, slurm=SLURM)
+    listed = [svqa_ok(svqa_bin, "grid", exp, "--list", *extra).stdout
+              for extra in ([], ["--set", "slurm.time=2-00:00:00", "--set", "slurm.partition=long"])]
+    assert listed[0] == listed[1] and "where__retrieve_size=1-" in listed[0]
+
+
 def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster):
     exp = write_experiment(tiny["root"] / "grid.yaml", tiny["export"], tiny["few"], tiny["root"] / "local",
                            grid=True, slurm=SLURM)
