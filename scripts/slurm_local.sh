@@ -28,6 +28,14 @@ stop_pidfile() {  # kills the daemon named by a pid file this script wrote, then
 }
 
 stop() {
+  # The jobs first: stopping the daemons would leave their processes running (a stopped test task too).
+  if [ -f "$dir/slurmctld.pid" ] && [ -f "$conf" ]; then
+    SLURM_CONF=$conf scancel --signal=KILL --full --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 50); do  # at most 5 s for slurmd to see them end
+      [ -z "$(SLURM_CONF=$conf squeue -h -t running,completing -o %i 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
   stop_pidfile "$dir/slurmd.pid"
   stop_pidfile "$dir/slurmctld.pid"
   stop_pidfile "$dir/munged.pid"
