@@ -12,6 +12,8 @@ apt_packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev
   # pdflatex + booktabs: the tests compile svqa report's LaTeX table (48 MB download, 144 MiB, ~30 s)
   texlive-latex-base texlive-latex-recommended
+  # the Slurm tests' single-node cluster (scripts/slurm_local.sh; its services are not started here)
+  slurmctld slurmd slurm-client munge
 )
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/cli/run_task.h"
 #include "core/config/config_node.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
@@ -40,7 +41,10 @@ constexpr const char* kUsage = R"(usage: svqa <command> [options]
 commands:
   run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
   encode EXP.yaml [--set KEY=VALUE]...             encode its streams into memory.cache, answering nothing
+  run EXP.yaml --shard i/N                         answer one stream shard of it (the last merges)
   grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
+  merge RUN | EXP.yaml                             merge a run's stream shards and score it (or a grid's)
+  submit EXP.yaml [--dry-run | --status]           run a grid as a Slurm array job, merged by a dependent job
   validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
   list [--json]                                    every registered component with its options
   tokenize TOKENIZER [--decode]                    JSON lines on stdin: strings → id lists (or back)
@@ -129,19 +133,20 @@ void require_every_section(const ExperimentConfig& cfg, const std::string& path,
 
 int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa run", "Run an experiment.");
-  options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>());
+  options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
+      "shard", "i/N: answer only the streams with index % N == i, into DIR/shards/ (the last shard to finish merges)",
+      cxxopts::value<std::string>());
   auto args = parse_experiment_args(options, argc, argv);
   if (!args) return kOk;
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; run it with `svqa grid " + args->path + "`");
   require_every_section(cfg, args->path, registries);
+  cfg.resolved.erase("slurm");  // where the run goes, not what it computes: not in its config.yaml
+  const StreamShard shard = args->result.count("shard") ? shard_option(args->result["shard"].as<std::string>()) : StreamShard{};
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
   const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
-  const RunFolder folder(dir, cfg.resolved, "svqa run " + args->path);  // locked; config written only if new
-  apply_runtime(cfg.header.runtime);
-  at::InferenceMode inference;
-  const int errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
+  const int errors = run_task(cfg, registries, dir, shard, "svqa run " + args->path);
   std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
             << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";
   return kOk;
@@ -323,6 +328,8 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "run") return cmd_run(argc - 1, argv + 1, registries);
     if (command == "encode") return cmd_encode(argc - 1, argv + 1, registries);
     if (command == "grid") return cmd_grid(argc - 1, argv + 1, registries);
+    if (command == "merge") return cmd_merge(argc - 1, argv + 1, registries);
+    if (command == "submit") return cmd_submit(argc - 1, argv + 1, registries);
     if (command == "list") return cmd_list(argc - 1, argv + 1, registries);
     if (command == "tokenize") return cmd_tokenize(argc - 1, argv + 1);
     if (command == "probe") return cmd_probe(argc - 1, argv + 1);
@@ -336,7 +343,7 @@ int run_cli(int argc, const char* const* argv, const Registries& registries) {
     if (command == "export-results") return cmd_export_results(argc - 1, argv + 1, registries);
     throw UsageError(command.empty() ? "missing command"
                                      : "unknown command '" + command + "'" +
-                                           did_you_mean(command, {"run", "encode", "grid", "validate", "list", "tokenize", "probe",
+                                           did_you_mean(command, {"run", "encode", "grid", "merge", "submit", "validate", "list", "tokenize", "probe",
                                                                   "frames", "make-video", "embed", "benchmark", "score", "report", "export-results", "cache", "version"}));
   } catch (const ConfigError& e) {
     for (const auto& line : e.lines()) std::cerr << line << "\n";

@@ -23,6 +23,8 @@ int cmd_benchmark(int argc, const char* const* argv, const Registries& registrie
 int cmd_score(int argc, const char* const* argv, const Registries& registries);      // cli_benchmark.cpp
 int cmd_grid(int argc, const char* const* argv, const Registries& registries);       // cli_grid.cpp
 int cmd_report(int argc, const char* const* argv, const Registries& registries);     // cli_report.cpp
+int cmd_merge(int argc, const char* const* argv, const Registries& registries);   // cli_merge.cpp
+int cmd_submit(int argc, const char* const* argv, const Registries& registries);  // cli_submit.cpp
 int cmd_export_results(int argc, const char* const* argv, const Registries& registries);  // cli_export.cpp
 
 }  // namespace svqa

@@ -1,12 +1,9 @@
 // `svqa grid`: expands an experiment's grid and runs its runs (or one shard of them), each in its
-// own results directory, resuming whatever a previous run of the same config left.
+// own results directory, resuming whatever a previous run of the same config left. With
+// --stream-shards M each run is M tasks (core/run/shard/stream_shard.h), and --shard picks tasks.
 
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'
 #include <cxxopts.hpp>
-
-#include <ATen/core/grad_mode.h>
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
@@ -14,24 +11,48 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/cli/run_task.h"
 #include "core/io/atomic_file.h"
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
 #include "core/run/progress.h"
-#include "core/run/run_folder.h"
-#include "core/run/stream_runner.h"
 #include "models/loading/torch_error.h"
 
 namespace svqa {
+namespace {
+
+// The grid's runs in its order, for `svqa report` (every shard writes the same list).
+void write_grid_listing(const std::string& grid_dir, const std::string& path, const std::vector<GridRun>& runs) {
+  nlohmann::json listing = {{"experiment", path}, {"runs", nlohmann::json::array()}};
+  for (const auto& run : runs) listing["runs"].push_back(run.name);
+  write_file_atomically(grid_dir + "/grid.json", listing.dump(1) + "\n");
+}
+
+// One task; a failure (its export missing, its folder held by another svqa, ...) is returned, not thrown.
+std::string run_grid_task(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir,
+                          const StreamShard& shard, const std::string& command, int& errors) {
+  try {
+    errors += run_task(cfg, registries, dir, shard, command);
+  } catch (const c10::Error& e) {
+    return torch_error_line(e);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
 
 int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa grid", "Run every run of an experiment grid, or one shard of them.");
   options.add_options()("experiment", "experiment YAML with a grid: section", cxxopts::value<std::string>())(
       "set", "override one key before expanding (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "shard", "i/N: run only runs with index % N == i (a Slurm array task)", cxxopts::value<std::string>())(
+      "shard", "i/N: run only tasks with index % N == i (a Slurm array task)", cxxopts::value<std::string>())(
+      "stream-shards", "M: each run is M tasks, each answering its share of the run's streams (default 1)",
+      cxxopts::value<int64_t>()->default_value("1"))(
       "out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
-      "list", "print the runs and their directories, run nothing")("h,help", "show this help");
+      "list", "print the tasks and their directories, run nothing")("h,help", "show this help");
   options.parse_positional({"experiment"});
   options.positional_help("EXP.yaml");
   const auto args = options.parse(argc, argv);
@@ -44,66 +65,49 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   const std::string path = args["experiment"].as<std::string>();
   ConfigNode root = load_config(path);
   if (args.count("set")) apply_overrides(root, args["set"].as<std::vector<std::string>>());
-  std::pair<int64_t, int64_t> shard{0, 1};
-  if (args.count("shard")) {
-    try {
-      shard = parse_shard(args["shard"].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
+  const StreamShard shard = args.count("shard") ? shard_option(args["shard"].as<std::string>()) : StreamShard{};
+  const int64_t stream_shards = args["stream-shards"].as<int64_t>();
+  if (stream_shards < 1 || stream_shards > 10000) throw UsageError("--stream-shards: expected 1 to 10000");
 
   // Every run is validated before any starts (cross-field rules too): a typo in the last run fails now, not in hours.
   const auto runs = expand_grid(root, path);
   const std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
+  const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();
+  if (!args.count("list")) write_grid_listing(grid_dir, path, runs);
 
-  // The grid's runs in its order, for `svqa report` (every shard writes the same list).
-  if (!args.count("list")) {
-    nlohmann::json listing = {{"experiment", path}, {"runs", nlohmann::json::array()}};
-    for (const auto& run : runs) listing["runs"].push_back(run.name);
-    write_file_atomically((std::filesystem::path(out_root) / grid_name / "grid.json").string(), listing.dump(1) + "\n");
-  }
-
+  const auto tasks = static_cast<int64_t>(runs.size()) * stream_shards;
   int errors = 0;
-  std::vector<std::string> failed;  // "run name: why", one per run that stopped
-  at::InferenceMode inference;
-  int64_t my_runs = 0;
-  for (size_t i = 0; i < runs.size(); ++i) my_runs += static_cast<int64_t>(i) % shard.second == shard.first;
-  Progress progress(my_runs, 0);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const bool mine = static_cast<int64_t>(i) % shard.second == shard.first;
-    const std::string dir = (std::filesystem::path(out_root) / grid_name / runs[i].directory()).string();
+  std::vector<std::string> failed;  // "run name: why", one per task that stopped
+  int64_t my_tasks = 0;
+  for (int64_t k = 0; k < tasks; ++k) my_tasks += shard.takes(static_cast<size_t>(k));
+  Progress progress(my_tasks, 0);
+  for (int64_t k = 0; k < tasks; ++k) {
+    const bool mine = shard.takes(static_cast<size_t>(k));
+    const GridTask task = grid_task(k, stream_shards);
+    const GridRun& run = runs[task.run];
+    const std::string dir = grid_dir + "/" + run.directory();
+    const std::string part = stream_shards > 1 ? " (stream shard " + task.shard.name() + ")" : "";
     if (args.count("list")) {
-      std::cout << i << (mine ? " * " : "   ") << runs[i].name << "  " << dir << "\n";
+      std::cout << k << (mine ? " * " : "   ") << run.name << part << "  " << dir << "\n";
       continue;
     }
     if (!mine) continue;
-    std::cout << "== run " << i + 1 << "/" << runs.size() << ": " << runs[i].name << "\n";
-    // A run that fails (its export missing, its folder held by another svqa, ...) does not stop the others.
-    std::string why;
-    try {
-      const RunFolder folder(dir, runs[i].config, "svqa grid " + path);
-      apply_runtime(configs[i].header.runtime);
-      errors += run_streams(configs[i], registries, dir, std::cout, isatty(STDOUT_FILENO));
-    } catch (const c10::Error& e) {
-      why = torch_error_line(e);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
+    std::cout << "== run " << task.run + 1 << "/" << runs.size() << ": " << run.name << part << "\n";
+    const std::string why = run_grid_task(configs[task.run], registries, dir, task.shard, "svqa grid " + path, errors);
     if (!why.empty()) {
-      failed.push_back(runs[i].name + ": " + why);
-      std::cout << "== run " << i + 1 << " failed: " << why << "\n";
+      failed.push_back(run.name + part + ": " + why);
+      std::cout << "== run " << task.run + 1 << " failed: " << why << "\n";
     }
-    std::cout << "== runs of this " << (shard.second > 1 ? "shard " : "grid ") << progress.step() << "\n";
+    std::cout << "== runs of this " << (shard.count > 1 ? "shard " : "grid ") << progress.step() << "\n";
   }
-  if (!args.count("list"))
-    std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << out_root << "/" << grid_name
-              << (shard.second > 1 ? " (shard " + std::to_string(shard.first) + "/" + std::to_string(shard.second) + ")" : "")
-              << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
+  if (args.count("list")) return 0;
+  std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << grid_dir
+            << (shard.count > 1 ? " (shard " + shard.name() + ")" : "")
+            << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
   if (failed.empty()) return 0;
-  std::cerr << "svqa grid: " << failed.size() << " of " << my_runs
+  std::cerr << "svqa grid: " << failed.size() << " of " << my_tasks
             << " runs failed (rerun the grid to retry them; the others are kept):\n";
   for (const auto& f : failed) std::cerr << "  " << f << "\n";
   return 1;

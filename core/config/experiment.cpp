@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/config/config_loader.h"
+#include "core/config/slurm_options.h"
 
 namespace svqa {
 
@@ -93,7 +94,9 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
   std::vector<std::string> known = header_keys;
   for (const auto& [section, _] : registries) known.push_back(section);
   known.push_back("grid");  // checked by expand_grid (core/grid.h)
+  known.push_back("slurm");  // svqa submit's, not part of a run (core/config/slurm_options.h)
   check_known_keys(root, "", known, errors);
+  Schema<SlurmOptions>().parse(root.find("slurm"), "slurm", errors);
 
   // The header schema sees only its own keys; the top-level check above reported the rest.
   ConfigNode header = ConfigNode::map(root.loc);

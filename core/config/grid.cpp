@@ -180,6 +180,7 @@ bool has_grid(const ConfigNode& root) { return root.find("grid") != nullptr; }
 std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
   std::string base_name = std::filesystem::path(origin).stem().string();
   if (const ConfigNode* n = root.find("name"); n && n->is_scalar()) base_name = n->scalar;
+  root.erase("slurm");  // where the runs go (svqa submit), not what they compute: kept out of their folders' hash
   const ConfigNode* grid_ptr = root.find("grid");
   if (!grid_ptr) {
     GridRun run{base_name, {}, root, fnv1a_hex(to_yaml(root))};

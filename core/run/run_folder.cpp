@@ -60,6 +60,16 @@ bool has_answers(const std::string& predictions) {
   return fs::exists(predictions, ec) && fs::file_size(predictions, ec) > 0;
 }
 
+// Answers anywhere in the folder: the run's records, or any stream shard's (DIR/shards/*.jsonl,
+// core/run/shard/): a shard starting later must not relabel its siblings' answers.
+bool folder_has_answers(const std::string& dir) {
+  if (has_answers(dir + "/predictions.jsonl")) return true;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir + "/shards", ec))
+    if (entry.path().extension() == ".jsonl" && has_answers(entry.path().string())) return true;
+  return false;
+}
+
 // DIR/config.yaml: written when new (or no answer yet), else the same config or a refusal.
 void check_config(const std::string& dir, const ConfigNode& resolved, bool answered) {
   const std::string config = dir + "/config.yaml";
@@ -107,9 +117,10 @@ std::string spill_subfolder(const std::string& dir) {
   return safe_path_component(this_host() + "-" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino));
 }
 
-RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command) {
-  fs::create_directories(dir);
-  const std::string lock = dir + "/run.lock";
+RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command,
+                     const FolderPart& part) {
+  const std::string lock = dir + "/" + part.lock;
+  fs::create_directories(fs::path(lock).parent_path());
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw std::runtime_error(lock + ": cannot open: " + std::strerror(errno));
   // The holder writes its line just after it takes the lock, so a second svqa can find the file
@@ -142,7 +153,7 @@ RunFolder::RunFolder(const std::string& dir, const ConfigNode& resolved, const s
     // What an earlier svqa killed mid-write left: its files are rewritten whole, the temporaries never read.
     for (const char* name : {"config.yaml", "models.json", "metrics.json", "scores.json"})
       remove_stale_temporaries(dir + "/" + name);
-    const bool answered = has_answers(dir + "/predictions.jsonl");
+    const bool answered = folder_has_answers(dir);
     check_config(dir, resolved, answered);
     check_models(dir, resolved, answered);
   } catch (...) {

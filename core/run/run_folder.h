@@ -22,11 +22,19 @@ namespace svqa {
 // `dir` must exist.
 std::string spill_subfolder(const std::string& dir);
 
+// What a process holds of the folder, as paths relative to it: the whole run, or one stream shard
+// (core/run/shard/: its own lock and records file, so the shards of a run work side by side).
+// Answers in any part's records (predictions.jsonl, DIR/shards/*.jsonl) make config.yaml binding.
+struct FolderPart {
+  std::string lock = "run.lock";
+  std::string records = "predictions.jsonl";
+};
+
 class RunFolder {
  public:
   // Creates `dir` if needed, locks it, checks or writes DIR/config.yaml and DIR/models.json. `command` says what holds
   // the lock ("svqa run exp.yaml"). Throws std::runtime_error: one line naming the folder.
-  RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command);
+  RunFolder(const std::string& dir, const ConfigNode& resolved, const std::string& command, const FolderPart& part = {});
   ~RunFolder();
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;

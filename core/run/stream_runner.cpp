@@ -54,21 +54,31 @@ void note_tiny_model(const Backbone& backbone, std::ostream& log) {
          "--set runtime.dtype=bfloat16 --set encoding.options.n_local=15000 --set retrieval.options.retrieve_size=64\n";
 }
 
+// The streams `part` takes (all without one), in the benchmark's order.
+std::vector<Stream> streams_of(std::vector<Stream> all, const RunPart* part) {
+  if (!part) return all;
+  std::vector<Stream> mine;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (part->takes_stream(i)) mine.push_back(std::move(all[i]));
+  return mine;
+}
+
 // One run: the components made from the experiment, then each stream in turn.
 class StreamRunner {
  public:
   // `encode_only` (svqa encode): each stream's memory encoded into the memory cache, the encoder
   // told of each question as a run tells it, nothing answered or recorded.
   StreamRunner(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-               bool live_progress, bool encode_only = false)
+               bool live_progress, bool encode_only = false, const RunPart* part = nullptr)
       : encode_only_(encode_only),
+        closes_run_(!part),
         cfg_(cfg),
         dir_(dir),
         log_(log),
         live_progress_(live_progress),
         // The annotations first: a bad file (a repeated question id, ...) fails before the model loads.
         benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
-        streams_(benchmark_->streams()),
+        streams_(streams_of(benchmark_->streams(), part)),
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
                                              cfg.header.runtime)),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options,
@@ -76,7 +86,7 @@ class StreamRunner {
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options,
                                                cfg.header.runtime)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
-        predictions_(dir + "/predictions.jsonl"),
+        predictions_(part ? part->records : dir + "/predictions.jsonl"),
         judge_(make_run_judge(cfg.header.judge, streams_, dir)),
         snapshots_(cfg, dir, log) {}
 
@@ -94,6 +104,7 @@ class StreamRunner {
          << (skipped ? " (" + std::to_string(skipped) + " already answered: resuming)" : std::string()) << "\n";
     progress_ = std::make_unique<Progress>(totals_.questions, skipped);
     for (const auto& stream : streams_) run_stream(stream);
+    if (!closes_run_) return errors_;
 
     write_metrics(dir_, cfg_.header.name, totals_, predictions_.records());
     write_scores(dir_, component("benchmark").type, *benchmark_, streams_, predictions_.records(), judge_, log_);
@@ -254,6 +265,7 @@ class StreamRunner {
   }
 
   const bool encode_only_;
+  const bool closes_run_;  // false for a part of the run (a stream shard): the merge closes it
   const ExperimentConfig& cfg_;
   const std::string dir_;
   std::ostream& log_;
@@ -275,8 +287,8 @@ class StreamRunner {
 }  // namespace
 
 int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-                bool live_progress) {
-  return StreamRunner(cfg, registries, dir, log, live_progress).run();
+                bool live_progress, const RunPart* part) {
+  return StreamRunner(cfg, registries, dir, log, live_progress, false, part).run();
 }
 
 void encode_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log) {

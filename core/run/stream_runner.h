@@ -2,6 +2,8 @@
 // Runs an experiment: for each stream, encodes frames only up to each question's time, answers it
 // from memory, records the answer, what was retrieved, time and memory; then goes on encoding.
 
+#include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -10,13 +12,22 @@
 
 namespace svqa {
 
+// A part of a run's streams (a stream shard, core/run/shard/): the streams it takes, by their
+// index in the benchmark's order, and the file its records go to (resumed as predictions.jsonl
+// is). A part does not close the run: the merge of every part writes metrics.json and scores.json.
+struct RunPart {
+  std::function<bool(size_t)> takes_stream;
+  std::string records;  // path
+};
+
 // Writes DIR/predictions.jsonl (appended per question; a rerun resumes) and DIR/metrics.json
 // and DIR/scores.json (atomically, at the end: the benchmark's official table, open-ended answers
 // judged when a judge is configured). Progress and the final table go to `log`; with
 // `live_progress` (a terminal) a bar is redrawn while a stream is encoded. Returns the number of
 // questions that ended in an error (recorded, not thrown).
+// With `part`: only its streams, into its records file, and no closing.
 int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-                bool live_progress = false);
+                bool live_progress = false, const RunPart* part = nullptr);
 
 // svqa encode: every stream's memory encoded into `memory.cache` (required), as `svqa run` with the
 // same encoding would encode it, nothing answered; `svqa run` started before it finishes a stream

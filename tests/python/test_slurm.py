@@ -1,0 +1,272 @@
+"""Stream shards (`svqa run --shard i/N`, `svqa merge`) and Slurm (`svqa submit`) end to end, on a
+tiny random export and a stream_list benchmark whose streams share one short video.
+
+The Slurm tests submit to a real single-node cluster (scripts/slurm_local.sh: Debian's slurmctld,
+slurmd and munge): the one scripts/test.sh started (SLURM_CONF set), else one started here and
+stopped at the end. Where it cannot start they skip, saying why (pytest -rs prints it)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from slurm_cluster import local_cluster, wait_for, wait_for_jobs
+
+MANY = 20  # streams of the partition test
+
+
+def write_benchmark(folder, svqa, streams):
+    """`streams` streams on one 8 s video, each with one question (times vary, so do encodings)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    video = folder / "clip.avi"
+    if not video.exists():
+        subprocess.run([svqa, "make-video", video, "--seconds", "8"], check=True, capture_output=True)
+    entries = [{"id": f"s{i:02d}", "video": "clip.avi",
+                "questions": [{"id": f"s{i:02d}q", "time": 2.0 + (i % 3) * 2, "question": "What color is it?",
+                               "options": ["red", "green"], "answer": "green"}]} for i in range(streams)]
+    annotations = folder / f"streams{streams}.json"
+    annotations.write_text(json.dumps({"streams": entries}))
+    return annotations
+
+
+def write_experiment(path, export, annotations, results, grid=False, slurm=""):
+    grid_section = "grid: {axes: {retrieval.options.retrieve_size: [1, 2]}}\n" if grid else ""
+    path.write_text(f"""
+name: {path.stem}
+backbone: {{type: torchscript, options: {{export: {export}}}}}
+encoding: {{type: rekv_sliding_window, options: {{n_local: 30}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 2}}}}
+benchmark: {{type: stream_list, options: {{annotations: {annotations}}}}}
+stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3}}
+runtime: {{threads: 1}}
+output: {{dir: {results}}}
+{grid_section}{slurm}""")
+    return path
+
+
+def svqa_ok(svqa, *args, env=None):
+    r = subprocess.run([svqa, *map(str, args)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, f"svqa {' '.join(map(str, args))}: {r.stderr}{r.stdout}"
+    return r
+
+
+def read_records(path):
+    """(stream, question) → record without its timings; a question recorded twice fails."""
+    out = {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        rec.pop("timing", None)
+        key = (rec["stream"], rec["question_id"])
+        assert key not in out, f"{path}: {key} recorded twice"
+        out[key] = rec
+    return out
+
+
+def run_dirs(grid_dir):
+    return sorted(p for p in grid_dir.iterdir() if (p / "config.yaml").exists())
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, svqa_bin, tiny_export):
+    root = tmp_path_factory.mktemp("slurm")
+    return {"root": root, "export": tiny_export("llava_onevision"),
+            "many": write_benchmark(root / "bench", svqa_bin, MANY),
+            "few": write_benchmark(root / "bench", svqa_bin, 4)}
+
+
+@pytest.fixture(scope="module")
+def unsharded(tiny, svqa_bin):
+    """The 20-stream experiment run whole: what every sharding must reproduce."""
+    exp = write_experiment(tiny["root"] / "many.yaml", tiny["export"], tiny["many"], tiny["root"] / "whole")
+    svqa_ok(svqa_bin, "run", exp)
+    return exp, tiny["root"] / "whole" / "many"
+
+
+@pytest.mark.parametrize("count", range(1, 8))
+def test_stream_shards_partition_the_streams_and_merge_to_the_unsharded_run(tiny, svqa_bin, unsharded, count):
+    exp, whole = unsharded
+    out = tiny["root"] / f"shards{count}"
+    for index in range(count):
+        svqa_ok(svqa_bin, "run", exp, "--shard", f"{index}/{count}", "--out", out)
+    run = out / "many"
+    streams = [f"s{i:02d}" for i in range(MANY)]
+    if count > 1:
+        seen = []
+        for index in range(count):
+            mine = {stream for stream, _ in read_records(run / "shards" / f"{index}-of-{count}.jsonl")}
+            assert mine == {s for i, s in enumerate(streams) if i % count == index}
+            seen += sorted(mine)
+        assert sorted(seen) == streams  # every stream once
+    expected = whole / "predictions.jsonl"
+    assert list(read_records(run / "predictions.jsonl")) == list(read_records(expected))  # the same order
+    assert read_records(run / "predictions.jsonl") == read_records(expected)
+    assert json.loads((run / "scores.json").read_text()) == json.loads((whole / "scores.json").read_text())
+
+
+def test_a_missing_or_doubled_shard_is_refused_naming_it(tiny, svqa_bin, unsharded):
+    exp, _ = unsharded
+    out = tiny["root"] / "refusals"
+    run = out / "many"
+    for index in (0, 2):
+        svqa_ok(svqa_bin, "run", exp, "--shard", f"{index}/3", "--out", out)
+    assert not (run / "scores.json").exists()  # shard 1/3 never ran: nothing closed
+
+    r = subprocess.run([svqa_bin, "merge", run], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"svqa merge: {run}: shard 1/3 missing: {run}/shards/1-of-3.jsonl not found "
+                                     "(run it: --shard 1/3)"]
+
+    # A whole run over unmerged shards would answer their streams again; a shard with another config
+    # would label its siblings' answers with it.
+    r = subprocess.run([svqa_bin, "run", exp, "--out", out], capture_output=True, text=True)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "stream shards, not merged" in r.stderr
+    r = subprocess.run([svqa_bin, "run", exp, "--shard", "1/3", "--out", out, "--set", "stream.max_new_tokens=2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
+    assert "its answers were made with another config (stream.max_new_tokens" in r.stderr
+
+    # Shards of another N would answer streams a second time.
+    r = subprocess.run([svqa_bin, "run", exp, "--shard", "0/2", "--out", out], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert len(r.stderr.splitlines()) == 1 and "shard 0/2: " in r.stderr and "3 stream shards" in r.stderr
+
+    # A stream in two shards' files (shard 0's first record copied into shard 1's).
+    first = (run / "shards" / "0-of-3.jsonl").read_text().splitlines()[0]
+    svqa_ok(svqa_bin, "run", exp, "--shard", "1/3", "--out", out)  # the last shard: merges
+    assert (run / "scores.json").exists()
+    with open(run / "shards" / "1-of-3.jsonl", "a") as f:
+        f.write(first + "\n")
+    r = subprocess.run([svqa_bin, "merge", run], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"svqa merge: {run}: shard 1/3: {run}/shards/1-of-3.jsonl holds stream s00, "
+                                     "which is shard 0/3's: a stream given to two shards"]
+
+
+# ---- Slurm ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(root):
+    with local_cluster(root) as conf:
+        yield conf
+
+
+SLURM = "slurm: {stream_shards: 2, cpus_per_task: 1, time: '00:20:00'}\n"
+
+
+def test_dry_run_prints_a_script_sbatch_accepts(tiny, svqa_bin, cluster):
+    exp = write_experiment(tiny["root"] / "dry.yaml", tiny["export"], tiny["few"], tiny["root"] / "dry", grid=True,
+                           slurm="slurm: {stream_shards: 2, cpus_per_task: 1, mem: 500M, time: '00:10:00', "
+                                 "max_running: 2, sbatch: ['--comment=svqa-test']}\n")
+    r = svqa_ok(svqa_bin, "submit", exp, "--dry-run")
+    script = r.stdout
+    assert "#SBATCH --array=0-3%2\n" in script and "--stream-shards 2" in script
+    assert not (tiny["root"] / "dry").exists()  # nothing written, nothing submitted
+    test = subprocess.run(["sbatch", "--test-only"], input=script, capture_output=True, text=True)
+    assert test.returncode == 0, test.stderr
+    assert "to start at" in test.stderr
+
+
+def test_gpus_are_asked_as_gres(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "gpu.yaml", tiny["export"], tiny["few"], tiny["root"] / "gpu",
+                           slurm="slurm: {gpus: 2, gpu_type: a100, partition: gpu}\n")
+    script = svqa_ok(svqa_bin, "submit", exp, "--dry-run").stdout
+    assert "#SBATCH --gres=gpu:a100:2\n" in script and "#SBATCH --partition=gpu\n" in script
+    bad = write_experiment(tiny["root"] / "bad.yaml", tiny["export"], tiny["few"], tiny["root"] / "bad",
+                           slurm="slurm: {sbatch: ['mem=4G']}\n")
+    r = subprocess.run([svqa_bin, "submit", bad, "--dry-run"], capture_output=True, text=True)
+    assert r.returncode == 2 and "slurm.sbatch" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_the_slurm_section_is_not_part_of_a_runs_folder(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "where.yaml", tiny["export"], tiny["few"], tiny["root"] / "where",
+                           grid=True, slurm=SLURM)
+    listed = [svqa_ok(svqa_bin, "grid", exp, "--list", *extra).stdout
+              for extra in ([], ["--set", "slurm.time=2-00:00:00", "--set", "slurm.partition=long"])]
+    assert listed[0] == listed[1] and "where__retrieve_size=1-" in listed[0]
+
+
+def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster):
+    exp = write_experiment(tiny["root"] / "grid.yaml", tiny["export"], tiny["few"], tiny["root"] / "local",
+                           grid=True, slurm=SLURM)
+    svqa_ok(svqa_bin, "grid", exp)
+    out = tiny["root"] / "cluster"
+    submitted = svqa_ok(svqa_bin, "submit", exp, "--out", out).stdout
+    assert "4 tasks: 2 runs x 2 stream shards" in submitted
+    status = wait_for_jobs(svqa_bin, exp, out)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "4 done, 0 running, 0 pending, 0 failed" in status.stdout
+
+    local, remote = run_dirs(tiny["root"] / "local" / "grid"), run_dirs(out / "grid")
+    assert [p.name for p in local] == [p.name for p in remote] and len(local) == 2
+    for mine, theirs in zip(remote, local):
+        assert read_records(mine / "predictions.jsonl") == read_records(theirs / "predictions.jsonl")
+        assert json.loads((mine / "scores.json").read_text()) == json.loads((theirs / "scores.json").read_text())
+    assert (out / "grid" / "report" / "report.md").exists()  # written by the dependent job
+    merge_logs = list((out / "grid" / "slurm" / "logs").glob("merge_*.out"))
+    assert len(merge_logs) == 1 and "merged 2 stream shards" in merge_logs[0].read_text()
+
+
+def stopped_pid(lock):
+    """The pid a shard's lock file names ("pid 123 on host since ..."), once that process is stopped."""
+    match = re.match(r"pid (\d+) on ", lock.read_text() if lock.exists() else "")
+    try:
+        stat = open(f"/proc/{match[1]}/stat").read() if match else ""
+    except FileNotFoundError:  # ended
+        return None
+    return int(match[1]) if stat and stat.rsplit(")", 1)[1].split()[0] == "T" else None
+
+
+def test_a_cancelled_task_resubmitted_resumes(tiny, svqa_bin, cluster):
+    """Each task stops itself (SIGSTOP) right after its first record. The first task seen stopped
+    there is cancelled (scancel --signal=KILL of its array element: it never runs again), the other
+    let go; whether they run side by side or one after the other. A resubmission then finishes the
+    cancelled task from its records."""
+    exp = write_experiment(tiny["root"] / "cancel.yaml", tiny["export"], tiny["few"], tiny["root"] / "cancel",
+                           slurm=SLURM)
+    out = tiny["root"] / "cancel"
+    svqa_ok(svqa_bin, "submit", exp, env=dict(os.environ, SVQA_STOP_AFTER_RECORDS="1"))
+    array = json.loads((out / "cancel" / "slurm" / "submitted.json").read_text())["array_job"]
+    run = wait_for_path(out / "cancel", "cancel-*")
+    acted = {}  # task → "cancelled" | "continued"
+
+    def act_on_stopped_tasks():
+        for k in range(2):
+            pid = None if k in acted else stopped_pid(run / "shards" / f"{k}-of-2.lock")
+            if pid is None:
+                continue
+            if "cancelled" not in acted.values():
+                acted[k] = "cancelled"
+                subprocess.run(["scancel", "--signal=KILL", f"{array}_{k}"], check=True)
+            else:
+                acted[k] = "continued"
+                os.kill(pid, signal.SIGCONT)
+        return len(acted) == 2
+
+    wait_for(act_on_stopped_tasks, "both tasks stopped after their first record")
+    cancelled = next(k for k, what in acted.items() if what == "cancelled")
+    records = run / "shards" / f"{cancelled}-of-2.jsonl"
+    before = records.read_text()
+    assert len(before.splitlines()) == 1
+    status = wait_for_jobs(svqa_bin, exp, None)
+    assert status.returncode == 1
+    assert "1 done, 0 running, 0 pending, 1 failed" in status.stdout, status.stdout
+    assert f"task {cancelled} cancel (stream shard {cancelled}/2): CANCELLED: " in status.stdout
+    assert f"shard {cancelled}/2 incomplete" in status.stdout  # the merge job's line: it ran after the cancel (afterany)
+
+    svqa_ok(svqa_bin, "submit", exp)  # without the stop hook
+    status = wait_for_jobs(svqa_bin, exp, None)
+    assert status.returncode == 0, status.stdout
+    assert records.read_text().startswith(before)  # resumed: the record made before the cancel kept
+    assert len(read_records(records)) == 2  # and its question not answered again (read_records checks)
+    merged = read_records(run / "predictions.jsonl")  # each question once (read_records checks)
+    assert sorted(merged) == [(f"s{i:02d}", f"s{i:02d}q") for i in range(4)]
+
+
+def wait_for_path(folder, pattern):
+    wait_for(lambda: any(folder.glob(pattern)), f"{folder}/{pattern}")
+    return next(folder.glob(pattern))
