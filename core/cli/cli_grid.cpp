@@ -24,6 +24,19 @@
 #include "models/loading/torch_error.h"
 
 namespace svqa {
+namespace {
+
+// A grid's runs mostly vary what happens at question time: unless the file sets memory.cache (a
+// folder, or "" for none), they share one under the grid's results, so each stream is encoded once.
+// Only the header changes: the runs' configs, and so their folders' names, stay as written.
+void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::string& dir) {
+  for (auto& cfg : configs) {
+    const ConfigNode* memory = cfg.resolved.find("memory");
+    if (!memory || !memory->find("cache")) cfg.header.memory.cache = dir;
+  }
+}
+
+}  // namespace
 
 int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa grid", "Run every run of an experiment grid, or one shard of them.");
@@ -55,9 +68,10 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
 
   // Every run is validated before any starts (cross-field rules too): a typo in the last run fails now, not in hours.
   const auto runs = expand_grid(root, path);
-  const std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
+  std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
+  share_memory_cache(configs, (std::filesystem::path(out_root) / grid_name / "memory_cache").string());
 
   // The grid's runs in its order, for `svqa report` (every shard writes the same list).
   if (!args.count("list")) {
