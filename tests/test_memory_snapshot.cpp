@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/io/checksum.h"
@@ -89,7 +90,9 @@ TEST_CASE("snapshot blocks come back mapped, bit for bit, accounted as the bank 
 }
 
 TEST_CASE("a live log's reader takes whole records only and refuses a changed one", "[snapshot]") {
-  const std::string path = test::temp_dir("live_log") + "/log.jsonl";
+  const std::string dir = test::temp_dir("live_log");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/log.jsonl";
   LiveLogWriter writer(path);
   LiveLogReader reader(path);
   CHECK(reader.read_new().empty());
