@@ -83,14 +83,14 @@ struct Shape {
 
 // A block of `n` tokens with random K/V in every layer and ReKV's representative (the mean key),
 // 1-D positions from `first_position`.
-inline KvBlock random_block(int64_t layers, int64_t n, int64_t kv, int64_t d, int64_t heads, int64_t first_position,
+inline KvBlock random_block(int64_t layers, int64_t n, int64_t kv, int64_t d, int64_t first_position,
                             at::ScalarType dtype = at::kFloat) {
   KvBlock b;
   b.positions = at::arange(first_position, first_position + n, at::kLong).unsqueeze(0).expand({3, n}).contiguous();
   for (int64_t l = 0; l < layers; ++l) {
     b.keys.push_back(at::randn({n, kv, d}).to(dtype));
     b.values.push_back(at::randn({n, kv, d}).to(dtype));
-    b.representatives.push_back(mean_key_representative(b.keys.back(), heads));
+    b.representatives.push_back(mean_key_representative(b.keys.back()));
   }
   return b;
 }
@@ -124,7 +124,7 @@ inline void plant_along(KvBlock& b, const std::vector<LayerQuery>& queries, cons
     const auto& q = queries[static_cast<size_t>(l)].queries;
     const auto direction = q.mean(0).view({s.kv_heads, s.heads / s.kv_heads, s.head_dim}).mean(1);  // [kv, d]
     b.keys[l] = b.keys[l] * 0.1 + 3.0 * direction.unsqueeze(0);
-    b.representatives[l] = mean_key_representative(b.keys[l], s.heads);
+    b.representatives[l] = mean_key_representative(b.keys[l]);
   }
 }
 
@@ -135,7 +135,7 @@ struct PlantedBank {
   PlantedBank(const Shape& s, int64_t blocks, std::vector<int64_t> planted_ids, int64_t tokens = 6)
       : bank(cpu_bank(s.layers)), queries(random_queries(s)), planted(std::move(planted_ids)) {
     for (int64_t i = 0; i < blocks; ++i) {
-      auto b = random_block(s.layers, tokens, s.kv_heads, s.head_dim, s.heads, i * tokens);
+      auto b = random_block(s.layers, tokens, s.kv_heads, s.head_dim, i * tokens);
       b.first_frame = b.last_frame = i;
       if (std::find(planted.begin(), planted.end(), i) != planted.end()) plant_along(b, queries, s);
       bank.add(b);

@@ -78,7 +78,7 @@ TEST_CASE("int4 memory holds about a quarter of fp16 plus scales, measured, in R
   MemoryBank spilled(spilled_options);
   std::vector<KvBlock> originals;
   for (int i = 0; i < 4; ++i) {
-    const KvBlock b = test::random_block(layers, n, kv, d, 4, i * n, at::kHalf);
+    const KvBlock b = test::random_block(layers, n, kv, d, i * n, at::kHalf);
     originals.push_back(b);
     plain.add(b);
     coded.add(b);

@@ -38,7 +38,7 @@ TEST_CASE("bank accounting is exact and the disk tier returns blocks bit for bit
   MemoryBank bank({layers, at::kCPU, 3 * block_bytes, temp_dir("spill")});
   std::vector<KvBlock> originals;
   for (int i = 0; i < 10; ++i) {
-    auto b = random_block(layers, n, kv, d, 4, 10 + i * n, at::kBFloat16);
+    auto b = random_block(layers, n, kv, d, 10 + i * n, at::kBFloat16);
     b.granularity = i % 2 ? Granularity::Frame : Granularity::Segment;
     originals.push_back(b);
     bank.add(b);
@@ -51,7 +51,7 @@ TEST_CASE("bank accounting is exact and the disk tier returns blocks bit for bit
   CHECK(a.disk_bytes == 7 * block_bytes);
   CHECK(a.tokens_by_granularity[static_cast<int>(Granularity::Frame)] == 5 * n);
   CHECK(a.bytes_by_granularity[static_cast<int>(Granularity::Segment)] == 5 * block_bytes);
-  CHECK(a.representative_bytes == 10 * layers * 4 * d * 4);
+  CHECK(a.representative_bytes == 10 * layers * kv * d * 4);  // float32, per kv head
   for (int64_t id = 0; id < 10; ++id) {
     INFO("block " << id);
     CHECK(bank.spilled(id) == (id < 7));
@@ -71,8 +71,8 @@ TEST_CASE("bank accounting is exact and the disk tier returns blocks bit for bit
 TEST_CASE("a block comes back as stored; its representatives through representative()", "[memory]") {
   at::manual_seed(3);
   MemoryBank bank({2, at::kCPU, 0, temp_dir("reps")});  // budget 0: every block spills
-  auto with = random_block(2, 3, 2, 4, 4, 0);
-  auto without = random_block(2, 3, 2, 4, 4, 3);
+  auto with = random_block(2, 3, 2, 4, 0);
+  auto without = random_block(2, 3, 2, 4, 3);
   without.representatives[1] = at::Tensor();  // none in layer 1
   bank.add(with);
   bank.add(without);
@@ -106,7 +106,7 @@ TEST_CASE("past the RAM budget, resident memory stops growing with the stream", 
   MemoryBank bank({layers, at::kCPU, budget, temp_dir("rss")});
   std::vector<int64_t> rss;
   for (int i = 0; i < 72; ++i) {
-    bank.add(random_block(layers, n, kv, d, kv, i * n));
+    bank.add(random_block(layers, n, kv, d, i * n));
     if (i % 12 == 11) rss.push_back(resident_bytes());
   }
   // Measured on 2 cores / glibc 2.36: 146 MiB after 24 blocks, 147 MiB after 72 (48 more blocks = 192 MiB of K/V).
@@ -141,7 +141,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
   // 1-D: four 3-token frames at 4..15; pick frames 3 and 1 (any order).
   std::vector<KvBlock> flat;
   for (int64_t i = 0; i < 4; ++i) {
-    flat.push_back(random_block(layers, 3, kv, d, kv, 4 + 3 * i));
+    flat.push_back(random_block(layers, 3, kv, d, 4 + 3 * i));
     flat.back().first_frame = flat.back().last_frame = i;
   }
   const auto row = [](std::vector<int64_t> v) {
@@ -154,7 +154,7 @@ TEST_CASE("position policies: contiguous packs chosen blocks as if alone, origin
   // mRoPE: 2×2-cell temporal patches, t = 4 + 3k, h and w from 4; pick patches 2 and 3.
   std::vector<KvBlock> grid;
   for (int64_t k = 0; k < 4; ++k) {
-    auto b = random_block(layers, 4, kv, d, kv, 0);
+    auto b = random_block(layers, 4, kv, d, 0);
     b.positions = at::stack({at::full({4}, 4 + 3 * k, at::kLong), at::tensor({4, 4, 5, 5}, at::kLong),
                              at::tensor({4, 5, 4, 5}, at::kLong)});
     b.first_frame = 2 * k;
@@ -176,7 +176,7 @@ TEST_CASE("a context read from the bank (RAM and disk) equals one built from blo
   MemoryBank bank({layers, at::kCPU, 2 * (layers * 2 * n * kv * d * 2), temp_dir("assemble")});  // two bfloat16 blocks
   std::vector<at::Tensor> slots;
   for (int64_t i = 0; i < 6; ++i) {
-    blocks.push_back(random_block(layers, n, kv, d, kv, 3 + n * i, at::kBFloat16));
+    blocks.push_back(random_block(layers, n, kv, d, 3 + n * i, at::kBFloat16));
     blocks.back().id = i;  // as the bank numbers them
     blocks.back().first_frame = blocks.back().last_frame = i;
     slots.push_back(blocks.back().positions);
@@ -215,7 +215,9 @@ TEST_CASE("internal retrieval finds blocks planted along the question's query, a
       CHECK(retrieval.select(queries[l], bank) == planted);
     }
   }
-  // The scores it reports for the records: each block's dot product, averaged over the layers.
+  // The scores it reports for the records: each block's dot product as the reference computes it
+  // (the kv heads' mean keys repeated over their 2 query heads, against every head's mean query),
+  // averaged over the layers.
   InternalRetrieval scored({3, 1, "dot"});
   for (int64_t l = 0; l < layers; ++l) scored.select(queries[l], bank);
   const auto scores = scored.block_scores();
@@ -223,7 +225,8 @@ TEST_CASE("internal retrieval finds blocks planted along the question's query, a
   for (int64_t id = 0; id < 20; ++id) {
     double want = 0;
     for (int64_t l = 0; l < layers; ++l)
-      want += at::dot(bank.representatives(l)[id], queries[l].queries.mean(0).flatten()).item<double>() / layers;
+      want += at::dot(bank.representatives(l)[id].view({2, 8}).repeat_interleave(2, 0).flatten(),
+                      queries[l].queries.mean(0).flatten()).item<double>() / layers;
     CHECK(scores.at(id) == Approx(want).epsilon(1e-5));
   }
 

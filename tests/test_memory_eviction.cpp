@@ -16,15 +16,15 @@
 namespace svqa {
 namespace {
 
-constexpr int64_t kLayers = 3, kTokens = 5, kKv = 2, kDim = 8, kHeads = 4;
+constexpr int64_t kLayers = 3, kTokens = 5, kKv = 2, kDim = 8;
 constexpr int64_t kBlockBytes = kLayers * 2 * kTokens * kKv * kDim * 4;  // float32
-constexpr int64_t kRepBytes = kHeads * kDim * 4;
+constexpr int64_t kRepBytes = kKv * kDim * 4;  // a representative: the mean key per kv head
 
 std::vector<KvBlock> fill(MemoryBank& bank, int n) {
   at::manual_seed(3);
   std::vector<KvBlock> blocks;
   for (int i = 0; i < n; ++i) {
-    blocks.push_back(test::random_block(kLayers, kTokens, kKv, kDim, kHeads, i * kTokens));
+    blocks.push_back(test::random_block(kLayers, kTokens, kKv, kDim, i * kTokens));
     blocks.back().first_frame = blocks.back().last_frame = i;
     bank.add(blocks.back());
   }
@@ -81,7 +81,7 @@ TEST_CASE("a block taken out of a layer leaves its reads and counts there; out o
     const bool stays = l == 2;
     kept.keys[l] = stays ? blocks[2].keys[l].index_select(0, rows) : at::Tensor();
     kept.values[l] = stays ? blocks[2].values[l].index_select(0, rows) : at::Tensor();
-    kept.representatives[l] = stays ? mean_key_representative(kept.keys[l], kHeads) : at::Tensor();
+    kept.representatives[l] = stays ? mean_key_representative(kept.keys[l]) : at::Tensor();
   }
   CHECK(bank.add(kept) == 4);
   bank.remove(2);
@@ -125,7 +125,7 @@ TEST_CASE("evicting spilled and resident blocks frees their files and RAM; the d
   at::manual_seed(4);
   std::vector<KvBlock> later;
   for (int i = 5; i < 8; ++i) {
-    later.push_back(test::random_block(kLayers, kTokens, kKv, kDim, kHeads, i * kTokens));
+    later.push_back(test::random_block(kLayers, kTokens, kKv, kDim, i * kTokens));
     bank.add(later.back());
   }
   CHECK(bank.spilled(3));

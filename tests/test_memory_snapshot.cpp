@@ -1,14 +1,18 @@
 // A memory snapshot's blocks (core/run/snapshot/snapshot_log.h) added back to a bank mapped from
 // the snapshot's file: bit for bit, accounted as the bank that made them, and a changed byte
-// refused with MappedFileChanged naming the file.
+// refused with MappedFileChanged naming the file; the live log (live_log.h) read while written:
+// only whole records, never a torn one.
 
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <fstream>
 
+#include "core/io/checksum.h"
 #include "core/memory/memory_bank.h"
+#include "core/run/snapshot/live_log.h"
 #include "core/run/snapshot/snapshot_file.h"
 #include "core/run/snapshot/snapshot_log.h"
 #include "tests/strategy_fixtures.h"
@@ -21,7 +25,7 @@ TEST_CASE("snapshot blocks come back mapped, bit for bit, accounted as the bank 
   const std::string dir = test::temp_dir("snapshot");
   MemoryBank made({layers, at::kCPU, 3 * block_bytes, dir + "/spill"});
   for (int i = 0; i < 8; ++i) {
-    auto b = test::random_block(layers, n, kv, d, 4, 10 + i * n, at::kBFloat16);
+    auto b = test::random_block(layers, n, kv, d, 10 + i * n, at::kBFloat16);
     if (i == 2) b.keys[1] = b.values[1] = at::Tensor();  // absent from a layer (StreamKV)
     made.add(b);
   }
@@ -83,6 +87,40 @@ TEST_CASE("snapshot blocks come back mapped, bit for bit, accounted as the bank 
   }
   loaded.read_layer(4, 2, k, v);  // the other blocks still read
   CHECK(at::equal(k, made.block(4).keys[2]));
+}
+
+TEST_CASE("a live log's reader takes whole records only and refuses a changed one", "[snapshot]") {
+  const std::string dir = test::temp_dir("live_log");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/log.jsonl";
+  LiveLogWriter writer(path);
+  LiveLogReader reader(path);
+  CHECK(reader.read_new().empty());
+  writer.append({{"call", "begin_stream"}});
+  const std::string second = nlohmann::json{{"call", "encode"}}.dump();
+  const std::string line = hex64(checksum64(second.data(), second.size())) + " " + second + "\n";
+  {
+    std::ofstream torn(path, std::ios::app | std::ios::binary);  // a writer stopped mid-record
+    torn << line.substr(0, 20);
+  }
+  const auto first = reader.read_new();
+  REQUIRE(first.size() == 1);
+  CHECK(first[0]["call"] == "begin_stream");
+  CHECK(reader.read_new().empty());  // the torn record is not taken
+  {
+    std::ofstream rest(path, std::ios::app | std::ios::binary);
+    rest << line.substr(20);
+  }
+  const auto completed = reader.read_new();
+  REQUIRE(completed.size() == 1);
+  CHECK(completed[0]["call"] == "encode");
+  {
+    std::ofstream changed(path, std::ios::app | std::ios::binary);  // a whole record whose bytes changed
+    std::string bad = line;
+    bad[30] ^= 0x01;
+    changed << bad;
+  }
+  CHECK_THROWS_AS(reader.read_new(), SnapshotDamaged);
 }
 
 }  // namespace svqa

@@ -79,7 +79,9 @@ TEST_CASE("rrf_mixture retrieves the block both experts rank high, per layer", "
   // second, block 0 last.
   const std::vector<double> scale = {0.5, 9, 8, 7, 6, 5, 4, 3, 2, 10};
   std::vector<LayerQuery> queries;
-  for (int64_t l = 0; l < layers; ++l) queries.push_back({l, at::randn({3, heads, d}), at::randn({3, kv, d})});
+  // The query heads sharing a kv head alike, so a representative can be parallel to the query.
+  for (int64_t l = 0; l < layers; ++l)
+    queries.push_back({l, at::randn({3, kv, 1, d}).expand({3, kv, heads / kv, d}).reshape({3, heads, d}), at::randn({3, kv, d})});
   MemoryBank bank({layers, at::kCPU, -1, ""});
   RrfMixtureOptions options;
   options.model = "(shared)";
@@ -95,7 +97,7 @@ TEST_CASE("rrf_mixture retrieves the block both experts rank high, per layer", "
   for (int64_t i = 0; i < n_blocks; ++i) {
     auto b = test::frame_block(layers, i, i);
     for (int64_t l = 0; l < layers; ++l)
-      b.representatives.push_back(queries[static_cast<size_t>(l)].queries.mean(0).flatten() * scale[static_cast<size_t>(i)]);
+      b.representatives.push_back(grouped_query(queries[static_cast<size_t>(l)].queries.mean(0), kv) * scale[static_cast<size_t>(i)]);
     bank.add(b);
     VisualUnit u;
     u.rgb = frames.narrow(0, i, 1);

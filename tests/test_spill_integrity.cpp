@@ -52,7 +52,7 @@ void check_change(const std::string& name, const std::function<void(const std::s
   at::manual_seed(1);
   const std::string dir = temp_dir(name);
   MemoryBank bank({kLayers, at::kCPU, 0, dir});
-  for (int i = 0; i < 3; ++i) bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, 4, i * kTokens));
+  for (int i = 0; i < 3; ++i) bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, i * kTokens));
   CHECK(bank.block(1).keys[0].defined());  // read fine while untouched
   change(dir);
   check_refused(bank, spill_file(dir, 1), 1, name);
@@ -92,7 +92,7 @@ TEST_CASE("a truncated spill file is refused for its size, not a stale errno", "
   check_change("truncated", [](const std::string& dir) { fs::resize_file(spill_file(dir, 1), 10); });
   const std::string dir = temp_dir("truncated_message");
   MemoryBank bank({kLayers, at::kCPU, 0, dir});
-  bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, 4, 0));
+  bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, 0));
   fs::resize_file(spill_file(dir, 0), 10);
   errno = ENOENT;  // what the old message reported, left over from an unrelated call
   try {
@@ -109,7 +109,7 @@ TEST_CASE("another block of the same size swapped in (this run's or another's) i
     at::manual_seed(99);  // another run: same shapes, other values
     const std::string other = temp_dir("foreign_other");
     MemoryBank theirs({kLayers, at::kCPU, 0, other});
-    for (int i = 0; i < 2; ++i) theirs.add(random_block(kLayers, kTokens, kKvHeads, kDim, 4, i * kTokens));
+    for (int i = 0; i < 2; ++i) theirs.add(random_block(kLayers, kTokens, kKvHeads, kDim, i * kTokens));
     REQUIRE(fs::file_size(spill_file(other, 1)) == fs::file_size(spill_file(dir, 1)));
     fs::copy_file(spill_file(other, 1), spill_file(dir, 1), fs::copy_options::overwrite_existing);
   });
@@ -120,7 +120,7 @@ TEST_CASE("a full spill disk is an EnvironmentError naming the file", "[memory][
   fs::create_directories(dir);
   fs::create_symlink("/dev/full", spill_file(dir, 0));  // writes to it fail with ENOSPC
   MemoryBank bank({kLayers, at::kCPU, 0, dir});
-  const std::string what = environment_error_of([&] { bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, 4, 0)); });
+  const std::string what = environment_error_of([&] { bank.add(random_block(kLayers, kTokens, kKvHeads, kDim, 0)); });
   CHECK_THAT(what, Catch::Matchers::Contains(spill_file(dir, 0)) && Catch::Matchers::Contains("No space left on device"));
 }
 

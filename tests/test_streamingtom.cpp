@@ -88,7 +88,7 @@ TEST_CASE("streamingtom: CTR, OQM's 4-bit groups and group retrieval equal the r
   MemoryBank bank(options);
   std::vector<std::vector<at::Tensor>> keys_per_layer(static_cast<size_t>(s.layers));
   for (int64_t i = 0; i < 30; ++i) {
-    KvBlock b = test::random_block(s.layers, 50, s.kv_heads, s.head_dim, s.heads, i * 50);
+    KvBlock b = test::random_block(s.layers, 50, s.kv_heads, s.head_dim, i * 50);
     b.first_frame = b.last_frame = i;
     if (i == 17) test::plant_along(b, queries, s);
     for (int64_t l = 0; l < s.layers; ++l) keys_per_layer[static_cast<size_t>(l)].push_back(group_keys(b.keys[l]));

@@ -191,12 +191,14 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
         const auto qkv = backbone.layer_qkv(l, h);
         std::vector<at::Tensor> ks, vs, reps;
         for (const int64_t id : ids) ks.push_back(full_bank.block(id).keys[l]), vs.push_back(full_bank.block(id).values[l]);
-        for (int64_t i = 0; i < T; ++i) reps.push_back(mean_key_representative(ks[i], heads));
+        for (int64_t i = 0; i < T; ++i) reps.push_back(mean_key_representative(ks[i]));
         ks.push_back(qkv.k);
         vs.push_back(qkv.v);
         const auto out = attend(apply_rotary(qkv.q, own), apply_rotary(at::cat(ks), tables), at::cat(vs), AttentionMask{});
         h = backbone.layer_out(l, h, out.out);
-        CHECK(at::allclose(scores[l], at::matmul(at::stack(reps), qkv.q.mean(0).flatten()), 1e-4, 1e-4));
+        // The reference's score: the kv heads' mean keys repeated over their query heads, against every head's mean query.
+        const auto repeated = at::stack(reps).view({T, qkv.k.size(1), -1}).repeat_interleave(qkv.q.size(1) / qkv.k.size(1), 1);
+        CHECK(at::allclose(scores[l], at::matmul(repeated.flatten(1), qkv.q.mean(0).flatten()), 1e-4, 1e-4));
       }
     }
     int64_t kv_bytes = 0, layer_blocks = 0, tokens = 0;

@@ -45,7 +45,7 @@ TEST_CASE("StreamKV retrieval: probe, layer-adaptive counts, per-layer blocks", 
       const bool absent = l == 1 && i % 5 == 1;  // layer 1 lost some blocks to compression
       b.keys.push_back(absent ? at::Tensor() : k);
       b.values.push_back(absent ? at::Tensor() : at::randn({n, kv, d}));
-      b.representatives.push_back(absent ? at::Tensor() : mean_key_representative(k, heads));
+      b.representatives.push_back(absent ? at::Tensor() : mean_key_representative(k));
     }
     bank.add(b);
   }
@@ -65,7 +65,7 @@ TEST_CASE("StreamKV retrieval: probe, layer-adaptive counts, per-layer blocks", 
       for (const int64_t planted : {3, 10, 12}) CHECK(std::find(chosen.begin(), chosen.end(), planted) != chosen.end());
       CHECK(std::find(chosen.begin(), chosen.end(), 11) == chosen.end());  // not stored in layer 1
     }
-    probe.push_back(at::matmul(bank.representatives(l), queries[l].queries.mean(0).flatten()));
+    probe.push_back(at::matmul(bank.representatives(l), grouped_query(queries[l].queries.mean(0), kv)));
   }
   // The second pass: the budget over the probe's scores, L × retrieve_size in all, bounds [3, 9].
   std::vector<size_t> sizes;

@@ -2,7 +2,9 @@
 // drives it). Writes a snapshot of `--frames` frame blocks of a real model's K/V shape (random
 // values, the disk tier's layout), then opens it as `svqa run` does — the cache entry checked, its
 // log's blocks added to a bank mapped from the file — and reads `--retrieve` blocks in every layer.
-// Prints JSON: seconds and RSS growth of the open, RSS growth of the reads, the retrieved bytes.
+// Prints JSON: seconds and RSS growth of the open (and of its first step, the index checked and
+// parsed), what the bank holds resident (representatives, positions), RSS growth of the reads, the
+// retrieved bytes.
 
 #include <cxxopts.hpp>
 
@@ -18,7 +20,7 @@
 namespace {
 
 struct Shape {
-  int64_t frames = 1800, layers = 24, kv_heads = 2, head_dim = 64, heads = 14, tokens = 196, retrieve = 64;
+  int64_t frames = 1800, layers = 24, kv_heads = 2, head_dim = 64, tokens = 196, retrieve = 64;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -40,7 +42,7 @@ nlohmann::json write_snapshot(const Shape& s, const svqa::MemoryCache& cache, co
     for (int64_t l = 0; l < s.layers; ++l) {
       b.keys.push_back(at::randn({s.tokens, s.kv_heads, s.head_dim}).to(at::kHalf));
       b.values.push_back(at::randn({s.tokens, s.kv_heads, s.head_dim}).to(at::kHalf));
-      b.representatives.push_back(svqa::mean_key_representative(b.keys.back(), s.heads));
+      b.representatives.push_back(svqa::mean_key_representative(b.keys.back()));
     }
     one.add(std::move(b));
     events.push_back({{"call", "encode"}, {"first_frame", f}, {"last_frame", f}, {"next_position", 0},
@@ -58,15 +60,17 @@ int main(int argc, char** argv) {
   cxxopts::Options cli("svqa_snapshot_bench", "Open a memory snapshot as svqa run does: seconds and RSS (JSON)");
   Shape s;
   std::string dir;
+  bool reuse = false;
   cli.add_options()
       ("dir", "folder for the snapshot (a memory cache)", cxxopts::value(dir))
       ("frames", "frame blocks in the snapshot (1800: 1 hour at 0.5 fps)", cxxopts::value(s.frames)->default_value("1800"))
       ("layers", "LLM layers", cxxopts::value(s.layers)->default_value("24"))
       ("kv-heads", "K/V heads", cxxopts::value(s.kv_heads)->default_value("2"))
-      ("heads", "query heads (representative width)", cxxopts::value(s.heads)->default_value("14"))
       ("head-dim", "head dimension", cxxopts::value(s.head_dim)->default_value("64"))
       ("tokens", "tokens per frame", cxxopts::value(s.tokens)->default_value("196"))
       ("retrieve", "blocks read per layer after opening", cxxopts::value(s.retrieve)->default_value("64"))
+      ("reuse", "open the snapshot a previous call wrote in --dir (same sizes), writing nothing: RSS figures "
+                "of a process that did not just write and free the blocks", cxxopts::value(reuse))
       ("h,help", "this help");
   try {
     const auto args = cli.parse(argc, argv);
@@ -74,22 +78,28 @@ int main(int argc, char** argv) {
       std::cout << cli.help() << "\n";
       return args.count("help") ? 0 : 2;
     }
-    for (const int64_t v : {s.frames, s.layers, s.kv_heads, s.heads, s.head_dim, s.tokens})
+    for (const int64_t v : {s.frames, s.layers, s.kv_heads, s.head_dim, s.tokens})
       if (v < 1 || v > 100000) throw std::invalid_argument("every size must be in [1, 100000]");
     if (s.retrieve < 0 || s.retrieve > s.frames) throw std::invalid_argument("--retrieve: expected 0 to --frames");
     const svqa::MemoryCache cache(dir);
     const nlohmann::json key{{"bench", nlohmann::json{{"frames", s.frames}, {"layers", s.layers}, {"tokens", s.tokens}}}};
     const auto w0 = std::chrono::steady_clock::now();
-    write_snapshot(s, cache, key);
+    if (!reuse) write_snapshot(s, cache, key);
     const double write_s = seconds_since(w0);
 
     const int64_t rss0 = svqa::process_memory().rss_bytes;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto found = cache.find("bench", key, std::cerr);
+    auto found = cache.find("bench", key, std::cerr);
     if (!found) throw std::runtime_error("the snapshot just written was not found");
+    const int64_t rss_index = svqa::process_memory().rss_bytes;
     svqa::MemoryBank bank({s.layers, at::kCPU, -1, ""});
     const svqa::SnapshotDataReader data(found->data_path);
-    for (const auto& e : found->events) svqa::add_logged_blocks(e.at("blocks"), data, bank);
+    int64_t positions_bytes = 0;
+    for (auto& e : found->events) {
+      svqa::add_logged_blocks(e.at("blocks"), data, bank);
+      e = nullptr;  // as a replay drops each entry of the log once replayed (FinishedLog)
+    }
+    for (int64_t id = 0; id < bank.size(); ++id) positions_bytes += bank.info(id).positions.nbytes();
     const double open_s = seconds_since(t0);
     const int64_t rss1 = svqa::process_memory().rss_bytes;
 
@@ -108,10 +118,12 @@ int main(int argc, char** argv) {
     const int64_t rss2 = svqa::process_memory().rss_bytes;
     const nlohmann::json out{{"frames", s.frames},
                              {"snapshot_bytes", data.file_bytes()},
-                             {"write_s", write_s},
+                             {"write_s", reuse ? nlohmann::json(nullptr) : nlohmann::json(write_s)},
                              {"open_s", open_s},
                              {"open_rss_bytes", rss1 - rss0},
+                             {"index_rss_bytes", rss_index - rss0},
                              {"representative_bytes", bank.accounting().representative_bytes},
+                             {"positions_bytes", positions_bytes},
                              {"read_s", read_s},
                              {"read_rss_bytes", rss2 - rss1},
                              {"retrieved_bytes", read_bytes}};

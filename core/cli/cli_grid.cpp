@@ -42,6 +42,17 @@ std::string run_grid_task(const ExperimentConfig& cfg, const Registries& registr
   return "";
 }
 
+// A grid's runs mostly vary what happens at question time: unless the file sets memory.cache (a
+// folder, or "" for none), they share one under the grid's results, so each stream is encoded once.
+// Only the header changes: the runs' configs, and so their folders' names, stay as written. A run
+// whose bank codes its K/V is left out: snapshots hold K/V uncoded (validation refuses that pair).
+void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::string& dir) {
+  for (auto& cfg : configs) {
+    const ConfigNode* memory = cfg.resolved.find("memory");
+    if ((!memory || !memory->find("cache")) && cfg.header.stream.kv_codec == "identity") cfg.header.memory.cache = dir;
+  }
+}
+
 }  // namespace
 
 int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
@@ -71,11 +82,12 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
 
   // Every run is validated before any starts (cross-field rules too): a typo in the last run fails now, not in hours.
   const auto runs = expand_grid(root, path);
-  const std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
+  std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
   const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();
   if (!args.count("list")) write_grid_listing(grid_dir, path, runs);
+  share_memory_cache(configs, grid_dir + "/memory_cache");
 
   const auto tasks = static_cast<int64_t>(runs.size()) * stream_shards;
   int errors = 0;

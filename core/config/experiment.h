@@ -124,6 +124,7 @@ struct StreamOptions {
 struct MemoryOptions {
   std::string cache;  // empty: off
   double max_gb = 0;  // 0: unbounded
+  double wait_s = 600;
   static void declare(Schema<MemoryOptions>& s) {
     s.field("cache", &MemoryOptions::cache,
             "folder of memory snapshots: a stream whose encoding (export, encoding section, frames, questions' "
@@ -135,6 +136,12 @@ struct MemoryOptions {
             "are removed until the cache fits; 0: unbounded (svqa cache gc bounds it by hand)")
         .min(0)
         .max(1e6);
+    s.field("wait_s", &MemoryOptions::wait_s,
+            "while another process encodes a stream into the cache (svqa encode, a grid's other shard), a run "
+            "answers from its snapshot as it is written, waiting for the calls up to each question; the longest it "
+            "waits for the writer's next record before encoding the stream itself (not saved); 0: never waits")
+        .min(0)
+        .max(86400);
   }
 };
 

@@ -13,8 +13,9 @@ namespace svqa {
 // The representative vectors a block carries (KvBlock::representatives).
 enum class Representatives {
   None,  // retrieval: reads none (it goes by time, frames or its own embeddings)
-  // ReKV's: the mean un-rotated key, kv heads expanded to the query heads ([heads · head_dim]), in
-  // every layer the block is stored in; scored per layer against that layer's question queries.
+  // ReKV's: the mean un-rotated key per kv head ([kv_heads · head_dim]), in every layer the block is
+  // stored in; scored per layer against that layer's question queries, grouped per kv head (the
+  // reference's score against the key repeated over the query heads, kv_block.h).
   MeanKeyEveryLayer,
   // MuKV's: the mean kept key rotated at its encode positions ([kv_heads · head_dim]), last layer only.
   RotatedKeyLastLayer,

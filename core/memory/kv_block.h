@@ -23,7 +23,7 @@ struct KvBlock {
   at::Tensor positions;
   // Per layer [n, kv_heads, head_dim]; an undefined tensor where the block is absent from a layer.
   std::vector<at::Tensor> keys, values;
-  // Per layer [heads * head_dim] float32 (ReKV: mean un-rotated key, kv heads expanded), or undefined.
+  // Per layer [kv_heads * head_dim] float32 (ReKV: mean un-rotated key per kv head), or undefined.
   std::vector<at::Tensor> representatives;
 
   int64_t num_tokens() const { return positions.defined() ? positions.size(1) : 0; }
@@ -35,7 +35,13 @@ struct KvBlock {
 };
 
 // ReKV's representative vector: the mean over a block's tokens of its un-rotated keys
-// [n, kv_heads, d], each kv head repeated for the `heads` query heads it serves, flattened, float32.
-at::Tensor mean_key_representative(const at::Tensor& keys, int64_t heads);
+// [n, kv_heads, d], flattened, float32. The reference repeats each kv head for the query heads it
+// serves and scores it against the question's mean query of every head; kept per kv head, the same
+// score is the dot product with grouped_query() (7x less to hold for LLaVA-OV-0.5B's 14/2 heads).
+at::Tensor mean_key_representative(const at::Tensor& keys);
+
+// The question's mean query [heads, d] summed over each kv head's query heads, flattened to
+// [kv_heads * d]: q̄ · repeat(k̄) = grouped_query(q̄) · k̄, the reference's score with k̄ per kv head.
+at::Tensor grouped_query(const at::Tensor& mean_query, int64_t kv_heads);
 
 }  // namespace svqa

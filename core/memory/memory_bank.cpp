@@ -49,8 +49,9 @@ EnvironmentError changed_error(const std::string& path, const std::string& why) 
   throw changed_error(path, why);
 }
 
-// Opens a spilled block's file for reading and checks that it still has the size written.
-int open_spilled(const std::string& path, int64_t bytes, bool external) {
+// Opens a spilled block's file for reading and checks that it still has the size written (at
+// least `bytes` when `at_least`: a file still being appended to).
+int open_spilled(const std::string& path, int64_t bytes, bool external, bool at_least = false) {
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw io_error(path, "cannot open spill file");
   struct stat st {};
@@ -59,7 +60,7 @@ int open_spilled(const std::string& path, int64_t bytes, bool external) {
     ::close(fd);
     throw io_error(path, "cannot stat spill file", why);
   }
-  if (st.st_size != bytes) {
+  if (at_least ? st.st_size < bytes : st.st_size != bytes) {
     ::close(fd);
     throw_changed(path, external, std::to_string(st.st_size) + " bytes, " + std::to_string(bytes) + " written");
   }
@@ -87,8 +88,10 @@ const char* granularity_name(Granularity g) {
   return "?";
 }
 
-at::Tensor mean_key_representative(const at::Tensor& keys, int64_t heads) {
-  return keys.to(at::kFloat).mean(0).repeat_interleave(heads / keys.size(1), 0).flatten();
+at::Tensor mean_key_representative(const at::Tensor& keys) { return keys.to(at::kFloat).mean(0).flatten(); }
+
+at::Tensor grouped_query(const at::Tensor& mean_query, int64_t kv_heads) {
+  return mean_query.view({kv_heads, -1, mean_query.size(-1)}).sum(1).flatten();
 }
 
 int64_t KvBlock::kv_bytes() const {
@@ -121,6 +124,7 @@ struct MemoryBank::Entry {
       if (left_layer(static_cast<int64_t>(l))) out.keys[l] = out.values[l] = at::Tensor();
     return out;
   }
+  bool growing = false;    // MappedKv::growing: file_bytes is the block's end, the least the file may hold
 };
 
 MemoryBank::MemoryBank(MemoryBankOptions options)
@@ -196,8 +200,9 @@ int64_t MemoryBank::add_mapped(KvBlock block, MappedKv kv) {
     e->bytes += tensor_bytes_of(kv.shapes[i], kv.dtypes[i]);
   }
   e->file = std::move(kv.file);
-  e->file_bytes = kv.file_bytes;
   e->base = kv.base;
+  e->file_bytes = kv.growing ? kv.base + e->bytes : kv.file_bytes;
+  e->growing = kv.growing;
   e->external = true;
   e->shapes = std::move(kv.shapes);
   e->dtypes = std::move(kv.dtypes);
@@ -322,7 +327,7 @@ KvBlock MemoryBank::block(int64_t id) const {
     return e.without_left_layers(out);
   }
   auto mapping = std::make_shared<Mapping>();
-  const int fd = open_spilled(e.file, e.file_bytes, e.external);
+  const int fd = open_spilled(e.file, e.file_bytes, e.external, e.growing);
   // mmap offsets are whole pages: map from the page holding the block's first byte.
   const int64_t page = sysconf(_SC_PAGESIZE), start = e.base - e.base % page;
   mapping->size = static_cast<size_t>(e.bytes + (e.base - start));
@@ -376,7 +381,7 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
     return;
   }
-  const int fd = open_spilled(e.file, e.file_bytes, e.external);
+  const int fd = open_spilled(e.file, e.file_bytes, e.external, e.growing);
   auto read_into = [&](size_t i, const at::Tensor& dst) {
     const auto dtype = e.dtypes[i];
     const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&

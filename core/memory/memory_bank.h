@@ -43,6 +43,7 @@ struct MemoryBankOptions {
 struct MappedKv {
   std::string file;
   int64_t file_bytes = 0;  // the file's size when written: checked whenever it is opened
+  bool growing = false;    // still being appended to (a snapshot being written): checked to reach the block's end
   int64_t base = 0;        // byte offset of the block's first tensor
   std::vector<std::vector<int64_t>> shapes;  // per layer K then V; empty: absent from the layer
   std::vector<at::ScalarType> dtypes;

@@ -15,6 +15,7 @@
 #include "core/run/question_step.h"
 #include "core/run/run_closing.h"
 #include "core/run/run_folder.h"
+#include "core/run/snapshot/followed_snapshot.h"
 #include "core/run/snapshot/snapshot_streams.h"
 #include "core/run/stream_encoding.h"
 #include "models/backbones/backbone.h"
@@ -117,12 +118,20 @@ class StreamRunner {
 
   // The stream from its memory snapshot where one fits, else encoded (and saved when the cache is
   // on); a snapshot found damaged while answering is dropped and the rest of the stream encoded.
+  // A snapshot being written by another process whose writer died or stalled: the stream encoded
+  // here (saved when the writer died before this run answered from it).
   void run_stream(const Stream& stream) {
-    try {
-      run_stream(stream, true);
-    } catch (const EnvironmentError& e) {
-      if (!snapshots_.drop_if_damaged(e)) throw;
-      run_stream(stream, false);
+    for (bool use_cache = true;;) {
+      try {
+        run_stream(stream, use_cache);
+        return;
+      } catch (const SnapshotWriterGone& e) {
+        log_ << "  memory cache: " << e.what() << "\n";
+        use_cache = e.died();  // its lock is free: this run may take it; else the writer still holds it
+      } catch (const EnvironmentError& e) {
+        if (!snapshots_.drop_if_damaged(e)) throw;
+        use_cache = false;
+      }
     }
   }
 
@@ -160,7 +169,8 @@ class StreamRunner {
                               : nullptr;
     if (encode_only_ && (!snapshot || snapshot->replaying())) {  // saved already, or nothing to save
       log_ << "  memory: " << stream.id
-           << (snapshot ? ": saved already\n"
+           << (snapshot && snapshot->following() ? ": another process is encoding it\n"
+               : snapshot                        ? ": saved already\n"
                : polled ? ": proactive questions poll; their memory is not saved\n"
                         : ": the encoder keeps no memory to save\n");
       return;

@@ -98,13 +98,12 @@ void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& questi
   window_ = std::make_unique<SlidingWindow>(tokens);
   window_->begin(backbone, sink_ids_);
   auto outputs = window_->prefill(backbone, inputs);
-  const int64_t heads = backbone.manifest().text.num_heads;
   for (size_t i = 0; i < units.size(); ++i) {
     const Held& h = held_[chosen[i]];  // the block keeps the frames and times it shows
     units[i].first_frame = h.first_frame, units[i].last_frame = h.last_frame;
     units[i].start_time = h.start_time, units[i].end_time = h.end_time;
     next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
-    question_bank_->add(rekv_unit_block(units[i], std::move(outputs[i]), heads));
+    question_bank_->add(rekv_unit_block(units[i], std::move(outputs[i])));
   }
   prefill_s_ = seconds_since(t0);
 }

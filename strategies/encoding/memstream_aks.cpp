@@ -88,9 +88,8 @@ void MemstreamAks::encode(Backbone& backbone, const std::vector<VisualUnit>& uni
   };
   auto outputs = window_.prefill(backbone, inputs, hooks);
   units_seen_ += static_cast<int64_t>(units.size());
-  const int64_t heads = backbone.manifest().text.num_heads;
   for (size_t i = 0; i < units.size(); ++i) {
-    bank.add(rekv_unit_block(units[i], std::move(outputs[i]), heads));
+    bank.add(rekv_unit_block(units[i], std::move(outputs[i])));
     next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
   }
 }

@@ -18,14 +18,13 @@ void RekvSlidingWindow::encode(Backbone& backbone, const std::vector<VisualUnit>
   std::vector<WindowInput> inputs;
   for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions, unit.deepstack});
   auto outputs = window_.prefill(backbone, inputs);
-  const int64_t heads = backbone.manifest().text.num_heads;
   for (size_t i = 0; i < units.size(); ++i) {
     next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
-    bank.add(rekv_unit_block(units[i], std::move(outputs[i]), heads));
+    bank.add(rekv_unit_block(units[i], std::move(outputs[i])));
   }
 }
 
-KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t heads) {
+KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output) {
   KvBlock block;
   block.granularity = Granularity::Frame;
   block.first_frame = unit.first_frame;
@@ -35,7 +34,7 @@ KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t hea
   block.positions = unit.positions.to(at::kCPU);
   block.keys = std::move(output.keys);
   block.values = std::move(output.values);
-  for (const auto& k : block.keys) block.representatives.push_back(mean_key_representative(k, heads));
+  for (const auto& k : block.keys) block.representatives.push_back(mean_key_representative(k));
   return block;
 }
 

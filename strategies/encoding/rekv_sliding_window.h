@@ -2,7 +2,7 @@
 // ReKV encoding (Di et al., ICLR 2025; reference code Becomebright/ReKV): frames are prefilled
 // one frame block at a time with causal sliding-window attention over the last `n_local` tokens
 // plus the system-prompt sinks (strategies/encoding/sliding_window.h); every frame's un-rotated
-// K/V goes to the bank as one block, with the mean key (kv heads expanded to query heads) as its
+// K/V goes to the bank as one block, with the mean key (per kv head: kv_block.h) as its
 // representative vector per layer.
 
 #include <cstdint>
@@ -33,8 +33,8 @@ struct RekvOptions {
 };
 
 // ReKV's bank block of one encoded unit: its full un-rotated K/V per layer, span, encode positions
-// and the mean-key representative (kv heads expanded to `heads` query heads).
-KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output, int64_t heads);
+// and the mean-key representative (per kv head).
+KvBlock rekv_unit_block(const VisualUnit& unit, WindowOutput output);
 
 class RekvSlidingWindow final : public EncodingStrategy {
  public:

@@ -142,7 +142,7 @@ std::vector<int64_t> StreamkvSegments::allocation(const std::vector<at::Tensor>&
 }
 
 void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment, MemoryBank& bank, bool flushed) {
-  const int64_t layers = backbone.num_layers(), heads = backbone.manifest().text.num_heads;
+  const int64_t layers = backbone.num_layers();
   const auto frames = static_cast<int64_t>(segment.entries.size());
   const auto device = backbone.device();
 
@@ -198,8 +198,8 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
       const auto out = attend(apply_rotary(qkv.q, guide_tables), apply_rotary(at::cat(ks), input_tables), at::cat(vs),
                               AttentionMask{true, options_.n_local, 0});
       guide = backbone.layer_out(l, guide, out.out);
-      const auto g = qkv.q.to(at::kFloat).mean(0).flatten();  // un-rotated, heads concatenated
-      for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k, heads));
+      const auto g = grouped_query(qkv.q.to(at::kFloat).mean(0), qkv.k.size(1));  // un-rotated
+      for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k));
       scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g).to(at::kCPU);
     };
   }
@@ -246,7 +246,7 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
       if (!summary && !keep[static_cast<size_t>(l)][i]) continue;
       block.keys[l] = std::move(outputs[i].keys[l]);
       block.values[l] = std::move(outputs[i].values[l]);
-      block.representatives[l] = mean_key_representative(block.keys[l], heads);
+      block.representatives[l] = mean_key_representative(block.keys[l]);
       stored = true;
     }
     if (stored) record.block_ids.push_back(bank.add(std::move(block)));  // a frame no layer keeps is not stored

@@ -12,10 +12,13 @@ LayerScores score_layer(const LayerQuery& query, const MemoryBank& bank, const s
     out.scores = at::empty({0}, at::kDouble);
     return out;
   }
-  const auto reps = bank.representatives(query.layer);
-  auto q = query.queries.to(reps.device(), at::kFloat).mean(0).flatten();  // [heads * d]
-  at::Tensor scores = at::matmul(reps, q);
-  if (similarity == "cosine") scores = scores / (reps.norm(2, 1) * q.norm() + 1e-12);
+  const auto reps = bank.representatives(query.layer);  // [n, kv_heads * d]
+  const auto q = query.queries.to(reps.device(), at::kFloat).mean(0);  // [heads, d]
+  const int64_t kv_heads = reps.size(1) / q.size(1);
+  at::Tensor scores = at::matmul(reps, grouped_query(q, kv_heads));
+  // The reference's cosine is against k̄ repeated over the group: its norm is √group · |k̄|.
+  const double group = static_cast<double>(q.size(0) / kv_heads);
+  if (similarity == "cosine") scores = scores / (reps.norm(2, 1) * (std::sqrt(group) * q.norm()) + 1e-12);
   out.scores = scores.to(at::kCPU, at::kDouble).contiguous();
   return out;
 }

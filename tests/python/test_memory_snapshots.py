@@ -1,9 +1,13 @@
 """Memory snapshots (`memory.cache`, docs/experiments.md): a stream's encoding saved once and
-replayed by later runs. The records of the run that saves a snapshot and of the run that replays
-it equal an uncached run's field for field (timings aside) for every encoding strategy, on both
-tiny backbones and under both protocols (StreamKV's open segment and MuKV's carry change memory at
-question times); a damaged snapshot is refused with one line and the stream encoded again, same
-records; a grid's runs and two shards started together encode each stream once."""
+replayed by later runs, or by a run reading it while `svqa encode` writes it. The records of the
+run that saves a snapshot and of the run that replays it equal an uncached run's field for field
+(timings aside) for every encoding strategy, on both tiny backbones and under both protocols
+(StreamKV's open segment and MuKV's carry change memory at question times); a damaged snapshot is
+refused with one line and the stream encoded again, same records; a grid's runs and two shards
+started together encode each stream once; a run reading an encoder's log answers what it logged
+and waits for the rest, and finishes by itself when the encoder dies or stalls. No outcome depends
+on the machine's speed: encoders stop (SIGSTOP) at known points by their own hooks, and a stopped
+one never logs again, whatever memory.wait_s."""
 
 import json
 import subprocess
@@ -122,8 +126,10 @@ def test_damaged_index_is_refused_with_one_line_and_the_stream_encoded_again(vid
     assert records(root / "third" / "run") == records(root / "first" / "run")
 
 
-def grid_file(root, export, streams, cache):
-    (root / "grid.yaml").write_text(f"""
+def grid_file(root, export, streams, cache, sizes=(1, 2, 3, 4), name="grid"):
+    """A grid of ReKV runs over `sizes` retrieve sizes; `cache`: memory.cache as written (None: not set)."""
+    memory = "" if cache is None else f"memory: {{cache: {cache}}}"
+    (root / f"{name}.yaml").write_text(f"""
 name: grid
 backbone: {{type: torchscript, options: {{export: {export}}}}}
 encoding: {{type: rekv_sliding_window, options: {{n_local: 30}}}}
@@ -131,14 +137,14 @@ retrieval: {{type: internal, options: {{retrieve_size: 3}}}}
 benchmark: {{type: stream_list, options: {{annotations: {streams}}}}}
 stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3}}
 runtime: {{threads: 1}}
-memory: {{cache: {cache}}}
+{memory}
 output: {{dir: {root / 'results'}}}
 grid:
   mode: product
   axes:
-    retrieval.options.retrieve_size: [1, 2, 3, 4]
+    retrieval.options.retrieve_size: {list(sizes)}
 """)
-    return root / "grid.yaml"
+    return root / f"{name}.yaml"
 
 
 def test_a_grid_of_retrieval_settings_encodes_each_stream_once(video, svqa_bin, tiny_export):
@@ -148,6 +154,19 @@ def test_a_grid_of_retrieval_settings_encodes_each_stream_once(video, svqa_bin, 
                                                     root / "cache")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert encodes(r.stdout + r.stderr) == (1, 3)
+
+
+def test_a_grid_shares_one_memory_cache_by_default_unless_its_file_turns_it_off(video, svqa_bin, tiny_export):
+    root = video / "grid-default"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    for name, cache, expected in (("shared", None, (1, 1)), ("off", '""', (0, 0))):
+        r = subprocess.run([svqa_bin, "grid", grid_file(root, export, video / "streams.json", cache, (2, 3), name)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert encodes(r.stdout) == expected, r.stdout
+    assert only_entry(root / "results" / "shared" / "memory_cache")  # under the grid's results
+    assert not (root / "results" / "off" / "memory_cache").exists()
 
 
 def test_two_shards_filling_one_cache_encode_the_stream_once(video, svqa_bin, tiny_export):
@@ -225,7 +244,7 @@ def test_svqa_encode_then_run_and_both_started_together_answer_as_one_process(vi
     assert again.returncode == 0 and "memory: s: saved already" in again.stdout, again.stdout + again.stderr
 
     # Started together on an empty cache: whichever takes the entry's lock first encodes, the other
-    # waits for it; the stream is encoded once and the answers are the one-process run's.
+    # reads its log as it is written; the stream is encoded once and the answers are the one-process run's.
     exp2 = cached_experiment(root, strategy, export, video / "streams.json", root / "cache2", name="together")
     procs = [subprocess.Popen([svqa_bin, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for args in (["encode", exp2], ["run", exp2, "--out", root / "together"])]
@@ -292,3 +311,83 @@ def test_run_waits_for_an_encoder_and_says_so_when_it_died(video, svqa_bin, tiny
     assert "the process encoding this stream stopped without saving it (killed?): encoding it here" in out
     assert encodes(out) == (1, 0)
     assert records(root / "after" / "run") == records(root / "plain" / "run")
+
+
+def stopped_encoder(svqa_bin, exp, question):
+    """`svqa encode exp` stopped (SIGSTOP, by its own hook) right after it logged telling the encoder
+    of `question`: mid-stream, holding the entry's lock, its log written up to that question."""
+    import os
+
+    encoder = subprocess.Popen([svqa_bin, "encode", exp], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=dict(os.environ, SVQA_STOP_AFTER_SNAPSHOT_QUESTION=question))
+    _, status = os.waitpid(encoder.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status)
+    return encoder
+
+
+def read_until(process, text):
+    """The lines `process` printed up to the first one holding `text` (no timer: reading blocks)."""
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if text in line:
+            break
+    return "".join(lines)
+
+
+WAITING = "memory cache: waiting for the encoder to log "
+
+
+def test_run_answers_from_the_encoders_log_as_it_goes_and_waits_where_it_has_not_reached(video, svqa_bin, tiny_export):
+    import os
+    import signal
+
+    root, exp = plain_run_and_cached_experiment(video, svqa_bin, tiny_export, "following", "streamkv_segments")
+    encoder = stopped_encoder(svqa_bin, exp, "q05")
+    runner = subprocess.Popen([svqa_bin, "run", exp, "--out", root / "after"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    before = read_until(runner, WAITING)
+    # The encoder stopped right after question q05: the run answered q05 from its log, then waits
+    # for a call the encoder has not logged, with q09 not yet answered.
+    assert "another process is encoding this stream" in before and "s/q05 @5.0 s" in before, before
+    assert "s/q09" not in before and set(records(root / "after" / "run")) == {"q05"}
+    os.kill(encoder.pid, signal.SIGCONT)
+    out = before + runner.stdout.read()
+    assert runner.wait() == 0, out
+    written = encoder.communicate(timeout=600)[0]
+    assert encoder.returncode == 0 and encodes(written) == (1, 0), written
+    assert encodes(out) == (0, 1) and "(read as another process wrote it)" in out, out
+    assert records(root / "after" / "run") == records(root / "plain" / "run")
+
+
+@pytest.mark.parametrize("how", ["killed", "stalled"])
+def test_run_following_an_encoder_that_dies_or_stalls_finishes_by_itself(video, svqa_bin, tiny_export, how):
+    import os
+    import signal
+
+    root, exp = plain_run_and_cached_experiment(video, svqa_bin, tiny_export, f"follow-{how}", "rekv_sliding_window")
+    encoder = stopped_encoder(svqa_bin, exp, "q05")
+    bound = ["--set", "memory.wait_s=0.2"] if how == "stalled" else []  # the stopped encoder never logs again
+    runner = subprocess.Popen([svqa_bin, "run", exp, "--out", root / "after", *bound], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    out = read_until(runner, WAITING)
+    if how == "killed":
+        os.kill(encoder.pid, signal.SIGKILL)
+    out += runner.stdout.read()
+    rc = runner.wait()
+    os.kill(encoder.pid, signal.SIGKILL)
+    encoder.wait()
+    assert rc == 0, out
+    line = {"killed": "memory cache: the process encoding this stream stopped without saving it (killed?): encoding it here",
+            "stalled": "memory cache: the process encoding this stream logged nothing for 0.2 s (memory.wait_s): "
+                       "encoding it here, not saved"}[how]
+    assert [l.strip() for l in out.splitlines() if "memory cache: the process" in l] == [line], out
+    assert records(root / "after" / "run") == records(root / "plain" / "run")
+    assert encodes(out) == (0, 0)  # q05 came from the encoder's log; the rest was encoded here, not saved
+
+
+def test_memory_wait_s_is_validated(video, svqa_bin, tiny_export, tmp_path):
+    exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json",
+                            tmp_path / "cache")
+    r = subprocess.run([svqa_bin, "validate", exp, "--set", "memory.wait_s=-1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "memory.wait_s" in r.stderr, r.stdout + r.stderr

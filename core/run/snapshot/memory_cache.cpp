@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,7 +20,7 @@ namespace svqa {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kData = "memory.kv";
+constexpr const char* kData = MemoryCache::kDataFile;
 constexpr const char* kIndex = "index.json";
 constexpr const char* kIndexSum = MemoryCache::kUsedFile;
 
@@ -100,20 +102,63 @@ void MemoryCache::remove(const std::string& key) const {
   fs::remove_all(doomed, ignored);
 }
 
-MemoryCache::Lock::Lock(const MemoryCache& cache, const std::string& key, std::ostream& log) {
-  const std::string path = cache.dir_ + "/" + key + ".lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd_ < 0) throw EnvironmentError(path + ": cannot open lock: " + std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-  if (errno != EWOULDBLOCK && errno != EINTR) throw EnvironmentError(path + ": cannot lock: " + std::strerror(errno));
-  waited_ = true;
-  log << "  memory cache: another process is encoding this stream (" << path << " held): waiting for it\n" << std::flush;
-  while (::flock(fd_, LOCK_EX) != 0)
+namespace {
+
+int open_lock(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd < 0) throw EnvironmentError(path + ": cannot open lock: " + std::strerror(errno));
+  return fd;
+}
+
+// Takes the flock of `fd` if no one holds it.
+bool take(int fd, const std::string& path) {
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return false;
     if (errno != EINTR) throw EnvironmentError(path + ": cannot lock: " + std::strerror(errno));
+  }
+  return true;
+}
+
+bool alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+std::unique_ptr<MemoryCache::Lock> MemoryCache::try_lock(const std::string& key) const {
+  const std::string path = dir_ + "/" + key + ".lock";
+  const int fd = open_lock(path);
+  if (take(fd, path)) return std::make_unique<Lock>(fd);
+  ::close(fd);
+  return nullptr;
+}
+
+bool MemoryCache::locked(const std::string& key) const {
+  return try_lock(key) == nullptr;  // taken and released at once when free
+}
+
+std::string MemoryCache::writer_folder(const std::string& key) const {
+  const std::string prefix = key + ".tmp.";
+  std::error_code ignored;
+  for (const auto& e : fs::directory_iterator(dir_, ignored)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && alive(std::atoi(name.c_str() + prefix.size())) &&
+        fs::exists(e.path() / kLiveLog, ignored))
+      return e.path().string() + "/";
+  }
+  return "";
 }
 
 MemoryCache::Lock::~Lock() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+std::string MemoryCache::reader_link(const std::string& key) const {
+  const std::string prefix = key + ".reading.";
+  std::error_code ignored;
+  for (const auto& e : fs::directory_iterator(dir_, ignored)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && !alive(std::atoi(name.c_str() + prefix.size()))) fs::remove(e.path(), ignored);
+  }
+  return entry_dir(key) + ".reading." + std::to_string(::getpid()) + ".kv";
 }
 
 std::string MemoryCache::begin_entry(const std::string& key) const {

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "core/run/snapshot/memory_cache.h"
 #include "core/run/snapshot/snapshot_log.h"
 
 namespace svqa {
@@ -11,24 +12,32 @@ namespace {
 // Test hooks, as SVQA_KILL_AFTER_RECORDS (core/run/prediction_log.cpp): SVQA_KILL_AFTER_SNAPSHOT_CALLS=N
 // makes the process SIGKILL itself right after the N-th encoder call it logged, so a test kills an
 // encoder mid-stream at a known point instead of racing a timer; SVQA_STOP_AFTER_SNAPSHOT_CALLS=N
-// makes it SIGSTOP itself there (holding the entry's lock), for a test to start a second process.
-void signal_if_asked(size_t logged) {
+// makes it SIGSTOP itself there (holding the entry's lock), for a test to start a second process;
+// SVQA_STOP_AFTER_SNAPSHOT_QUESTION=ID stops it right after it logged the call telling the
+// encoder of question ID.
+void signal_if_asked(size_t logged, const nlohmann::json& event) {
   static const char* const kill_at = std::getenv("SVQA_KILL_AFTER_SNAPSHOT_CALLS");
   static const char* const stop_at = std::getenv("SVQA_STOP_AFTER_SNAPSHOT_CALLS");
+  static const char* const stop_question = std::getenv("SVQA_STOP_AFTER_SNAPSHOT_QUESTION");
   if (kill_at && logged == static_cast<size_t>(std::atoll(kill_at))) std::raise(SIGKILL);
   if (stop_at && logged == static_cast<size_t>(std::atoll(stop_at))) std::raise(SIGSTOP);
+  if (stop_question && event.value("question", "") == stop_question) std::raise(SIGSTOP);
 }
 
 }  // namespace
 
-RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& data_path)
-    : inner_(inner), data_(data_path) {}
+RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& folder, const nlohmann::json& material)
+    : inner_(inner), data_(folder + MemoryCache::kDataFile), live_(folder + MemoryCache::kLiveLog) {
+  live_.append({{"key", material}});
+}
 
 void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t first_block) {
   event["blocks"] = write_blocks(bank, first_block, data_);
   event["next_position"] = inner_.next_position();
+  data_.sync();  // the blocks on disk before the record naming them is visible
+  live_.append(event);
   events_.push_back(std::move(event));
-  signal_if_asked(events_.size());
+  signal_if_asked(events_.size(), events_.back());
 }
 
 void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
@@ -57,6 +66,7 @@ void RecordingEncoder::before_question(Backbone& backbone, const QuestionInfo& q
 
 nlohmann::json RecordingEncoder::finish() {
   data_.finish();
+  live_.append({{"end", true}});
   return events_;
 }
 

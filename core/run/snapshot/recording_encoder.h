@@ -1,20 +1,24 @@
 #pragma once
 // An encoding strategy that runs another one and logs each call into a memory snapshot as it
 // goes (snapshot_log.h): the blocks a call added go to the snapshot's data file at once, so RAM
-// holds no second copy of the memory. Everything else is the wrapped strategy's.
+// holds no second copy of the memory, and the call's record is appended to the live log
+// (live_log.h) once they are on disk, for a run reading along. Everything else is the wrapped
+// strategy's.
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/engine/strategy.h"
+#include "core/run/snapshot/live_log.h"
 #include "core/run/snapshot/snapshot_file.h"
 
 namespace svqa {
 
 class RecordingEncoder final : public EncodingStrategy {
  public:
-  RecordingEncoder(EncodingStrategy& inner, const std::string& data_path);
+  // Writes into `folder` (MemoryCache::begin_entry's); the live log begins with `material`.
+  RecordingEncoder(EncodingStrategy& inner, const std::string& folder, const nlohmann::json& material);
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
@@ -29,7 +33,7 @@ class RecordingEncoder final : public EncodingStrategy {
   bool blocks_tile_stream() const override { return inner_.blocks_tile_stream(); }
   int64_t answer_window() const override { return inner_.answer_window(); }
 
-  // The data file flushed and closed; the log of every call so far.
+  // The data file flushed and closed, the live log ended; the log of every call so far.
   nlohmann::json finish();
   int64_t data_bytes() const { return data_.size(); }
 
@@ -39,6 +43,7 @@ class RecordingEncoder final : public EncodingStrategy {
 
   EncodingStrategy& inner_;
   SnapshotDataWriter data_;
+  LiveLogWriter live_;
   nlohmann::json events_ = nlohmann::json::array();
 };
 

@@ -5,16 +5,19 @@
 
 namespace svqa {
 
-ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, nlohmann::json events, const std::string& data_path)
-    : configured_(configured), events_(std::move(events)), data_(data_path) {}
+ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
+                             const std::string& data_path, bool growing)
+    : configured_(configured), events_(std::move(events)), data_(data_path, growing) {}
 
-const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohmann::json& matches, MemoryBank& bank) {
+const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohmann::json& matches,
+                                            const std::string& wanted, MemoryBank& bank) {
   auto mismatch = [&](const std::string& why) {
     return SnapshotDamaged(data_.path() + ": memory snapshot does not fit this run (call " + std::to_string(next_) +
                             ": " + why + ")");
   };
-  if (!events_.is_array() || next_ >= events_.size()) throw mismatch(call + " after the last logged call");
-  const nlohmann::json& e = events_[next_];
+  const nlohmann::json* logged = events_->entry(next_, wanted);
+  if (!logged) throw mismatch(call + " after the last logged call");
+  const nlohmann::json& e = *logged;
   if (!e.is_object() || e.value("call", "") != call) throw mismatch(call + ", logged " + e.value("call", "?"));
   for (const auto& [key, value] : matches.items())
     if (!e.contains(key) || e[key] != value) throw mismatch(call + " with another " + key);
@@ -30,7 +33,7 @@ const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohm
 
 void ReplayEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   (void)sink_ids;
-  const nlohmann::json& e = replay("begin_stream", nlohmann::json::object(), bank);
+  const nlohmann::json& e = replay("begin_stream", nlohmann::json::object(), "the stream's start", bank);
   if (!e.contains("sinks")) throw SnapshotDamaged(data_.path() + ": malformed memory snapshot: no sinks");
   sinks_ = read_sinks(e["sinks"], data_, backbone.device());
   fields_ = nlohmann::json::object();
@@ -38,15 +41,16 @@ void ReplayEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>&
 
 void ReplayEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   (void)backbone;
-  replay("encode",
-         {{"first_frame", units.empty() ? -1 : units.front().first_frame},
-          {"last_frame", units.empty() ? -1 : units.back().last_frame}},
-         bank);
+  const int64_t first = units.empty() ? -1 : units.front().first_frame;
+  const int64_t last = units.empty() ? -1 : units.back().last_frame;
+  replay("encode", {{"first_frame", first}, {"last_frame", last}},
+         "frames " + std::to_string(first) + "-" + std::to_string(last), bank);
 }
 
 void ReplayEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
   (void)backbone;
-  const nlohmann::json& e = replay("before_question", {{"question", question.id}, {"time", question.time}}, bank);
+  const nlohmann::json& e = replay("before_question", {{"question", question.id}, {"time", question.time}},
+                                   "question " + question.id, bank);
   fields_ = e.value("fields", nlohmann::json::object());
 }
 

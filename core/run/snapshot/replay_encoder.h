@@ -16,10 +16,37 @@
 
 namespace svqa {
 
+// The log a replay reads, call by call: a finished snapshot's (FinishedLog) or one another process
+// is still writing (followed_snapshot.h).
+class SnapshotEvents {
+ public:
+  virtual ~SnapshotEvents() = default;
+  // Entry `i` of the log (valid until the next call), or nullptr when the log ends before it.
+  // `wanted` names the call the run is about to make: what a reader of a log being written waits for.
+  virtual const nlohmann::json* entry(size_t i, const std::string& wanted) = 0;
+};
+
+// A replay reads each entry once, in order: the entries before the one asked for are dropped, so
+// the parsed log does not stay resident for the whole stream.
+class FinishedLog final : public SnapshotEvents {
+ public:
+  explicit FinishedLog(nlohmann::json events) : events_(std::move(events)) {}
+  const nlohmann::json* entry(size_t i, const std::string&) override {
+    if (!events_.is_array() || i >= events_.size()) return nullptr;
+    if (i > 0) events_[i - 1] = nullptr;
+    return &events_[i];
+  }
+
+ private:
+  nlohmann::json events_;
+};
+
 class ReplayEncoder final : public EncodingStrategy {
  public:
-  // `events`: the snapshot's log; `data_path`: its data file (opened now).
-  ReplayEncoder(const EncodingStrategy& configured, nlohmann::json events, const std::string& data_path);
+  // `events`: the snapshot's log; `data_path`: its data file (opened now), `growing` while it is
+  // still being written.
+  ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
+                const std::string& data_path, bool growing = false);
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
@@ -34,11 +61,13 @@ class ReplayEncoder final : public EncodingStrategy {
   int64_t answer_window() const override { return configured_.answer_window(); }
 
  private:
-  // The next logged call, checked to be `call` with `matches`; its blocks added to `bank`.
-  const nlohmann::json& replay(const std::string& call, const nlohmann::json& matches, MemoryBank& bank);
+  // The next logged call, checked to be `call` with `matches` (`wanted` describes it); its blocks
+  // added to `bank`.
+  const nlohmann::json& replay(const std::string& call, const nlohmann::json& matches, const std::string& wanted,
+                               MemoryBank& bank);
 
   const EncodingStrategy& configured_;
-  nlohmann::json events_;
+  std::unique_ptr<SnapshotEvents> events_;
   size_t next_ = 0;
   SnapshotDataReader data_;
   SinkKv sinks_;

@@ -89,6 +89,10 @@ void SnapshotDataWriter::align(int64_t bytes) {
   }
 }
 
+void SnapshotDataWriter::sync() {
+  if (::fdatasync(fd_) != 0) throw io_error(path_, "cannot flush memory snapshot");
+}
+
 void SnapshotDataWriter::finish() {
   if (::fsync(fd_) != 0) throw io_error(path_, "cannot flush memory snapshot");
   const int fd = fd_;
@@ -96,7 +100,7 @@ void SnapshotDataWriter::finish() {
   if (::close(fd) != 0) throw io_error(path_, "cannot close memory snapshot");
 }
 
-SnapshotDataReader::SnapshotDataReader(std::string path) : path_(std::move(path)) {
+SnapshotDataReader::SnapshotDataReader(std::string path, bool growing) : path_(std::move(path)), growing_(growing) {
   fd_ = ::open(path_.c_str(), O_RDONLY);
   if (fd_ < 0) throw SnapshotDamaged(path_ + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -108,8 +112,14 @@ SnapshotDataReader::~SnapshotDataReader() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+int64_t SnapshotDataReader::file_bytes(int64_t end) const {
+  struct stat st {};
+  if (growing_ && end > file_bytes_ && ::fstat(fd_, &st) == 0) file_bytes_ = st.st_size;
+  return file_bytes_;
+}
+
 at::Tensor SnapshotDataReader::read(const TensorRef& r) const {
-  if (r.offset + r.bytes() > file_bytes_)
+  if (r.offset + r.bytes() > file_bytes(r.offset + r.bytes()))
     throw SnapshotDamaged(path_ + ": ends before byte " + std::to_string(r.offset + r.bytes()));
   at::Tensor t = at::empty(r.shape, at::TensorOptions().dtype(r.dtype));
   char* p = static_cast<char*>(t.data_ptr());

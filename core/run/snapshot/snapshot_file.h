@@ -48,6 +48,8 @@ class SnapshotDataWriter {
   // Pads the file to a multiple of `bytes`.
   void align(int64_t bytes);
   int64_t size() const { return size_; }
+  // Flushes what was written to disk (before a log record naming it is appended).
+  void sync();
   // Flushes the file to disk and closes it.
   void finish();
 
@@ -60,20 +62,25 @@ class SnapshotDataWriter {
 
 // Reads a snapshot's small tensors (positions, representatives, sinks) whole, checking each one's
 // checksum. Throws SnapshotDamaged naming the file on a short read or a checksum that differs.
+// `growing`: the file is still being appended to (a snapshot being written): its size is taken
+// again when a tensor lies past it.
 class SnapshotDataReader {
  public:
-  explicit SnapshotDataReader(std::string path);
+  explicit SnapshotDataReader(std::string path, bool growing = false);
   ~SnapshotDataReader();
   SnapshotDataReader(const SnapshotDataReader&) = delete;
   SnapshotDataReader& operator=(const SnapshotDataReader&) = delete;
   at::Tensor read(const TensorRef& r) const;
-  int64_t file_bytes() const { return file_bytes_; }
+  // The file's size, at least `end` if it has grown that far (taken again for a growing file).
+  int64_t file_bytes(int64_t end = 0) const;
+  bool growing() const { return growing_; }
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
+  bool growing_ = false;
   int fd_ = -1;
-  int64_t file_bytes_ = 0;
+  mutable int64_t file_bytes_ = 0;
 };
 
 }  // namespace svqa

@@ -10,7 +10,7 @@ namespace svqa {
 namespace {
 
 // Bumped whenever the log's meaning changes, so older snapshots miss instead of misleading.
-constexpr int kSnapshotFormat = 1;
+constexpr int kSnapshotFormat = 2;  // 2: representatives per kv head
 
 // stream.* keys that only answering reads: a snapshot serves every value of them.
 const char* const kAnswerOnlyStreamKeys[] = {"answer_prompt", "position_policy", "max_new_tokens", "record_logits",

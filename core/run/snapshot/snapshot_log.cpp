@@ -68,7 +68,7 @@ void add_logged_blocks(const nlohmann::json& blocks, const SnapshotDataReader& d
       b.representatives.push_back(r.is_null() ? at::Tensor() : data.read(ref_from_json(r, what)));
     MappedKv kv;
     kv.file = data.path();
-    kv.file_bytes = data.file_bytes();
+    kv.growing = data.growing();
     kv.base = field(j, "base", what).get<int64_t>();
     int64_t expected = kv.base;  // K/V lie back to back from the base: the spill layout
     for (const auto& r : field(j, "kv", what)) {
@@ -81,6 +81,7 @@ void add_logged_blocks(const nlohmann::json& blocks, const SnapshotDataReader& d
       expected += ref.bytes();
       kv.shapes.push_back(ref.shape), kv.dtypes.push_back(ref.dtype), kv.sums.push_back(ref.sum);
     }
+    kv.file_bytes = data.file_bytes(expected);
     if (expected > kv.file_bytes) throw SnapshotDamaged(data.path() + ": ends before byte " + std::to_string(expected));
     bank.add_mapped(std::move(b), std::move(kv));
   }

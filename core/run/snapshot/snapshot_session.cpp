@@ -1,5 +1,6 @@
 #include "core/run/snapshot/snapshot_session.h"
 
+#include "core/run/snapshot/followed_snapshot.h"
 #include "core/run/snapshot/recording_encoder.h"
 #include "core/run/snapshot/replay_encoder.h"
 #include "core/run/snapshot/snapshot_key.h"
@@ -7,22 +8,36 @@
 namespace svqa {
 
 SnapshotSession::SnapshotSession(const MemoryCache& cache, EncodingStrategy& encoder, nlohmann::json material,
-                                 std::ostream& log)
+                                 double wait_s, std::ostream& log)
     : cache_(cache), material_(std::move(material)), key_(snapshot_key(material_)) {
-  if (auto found = cache_.find(key_, material_, log)) {
-    replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(found->events), found->data_path);
-    return;
+  auto replay_finished = [&](CachedSnapshot found) {
+    replay_ = std::make_unique<ReplayEncoder>(encoder, std::make_unique<FinishedLog>(std::move(found.events)),
+                                              found.data_path);
+  };
+  bool writer_seen = false;
+  for (;;) {
+    if (auto found = cache_.find(key_, material_, log)) {
+      replay_finished(std::move(*found));
+      return;
+    }
+    if ((lock_ = cache_.try_lock(key_))) break;
+    writer_seen = true;
+    if (auto followed = FollowedSnapshot::follow(cache_, key_, material_, wait_s, log)) {
+      const std::string data = followed->data_path();
+      replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(followed), data, /*growing=*/true);
+      following_ = true;
+      return;
+    }
+    // The writer let go of the lock before its log began: it finished (the entry is there) or died.
   }
-  lock_.emplace(cache_, key_, log);  // another run may be encoding this stream: wait for it, then replay
-  if (auto found = cache_.find(key_, material_, log)) {
+  if (auto found = cache_.find(key_, material_, log)) {  // finished between the two looks
     lock_.reset();
-    replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(found->events), found->data_path);
+    replay_finished(std::move(*found));
     return;
   }
-  if (lock_->waited())
-    log << "  memory cache: the process encoding this stream stopped without saving it (killed?): encoding it here\n";
+  if (writer_seen) log << "  memory cache: " << kSnapshotWriterDied << "\n";
   folder_ = cache_.begin_entry(key_);
-  recording_ = std::make_unique<RecordingEncoder>(encoder, folder_ + "memory.kv");
+  recording_ = std::make_unique<RecordingEncoder>(encoder, folder_, material_);
 }
 
 SnapshotSession::~SnapshotSession() {

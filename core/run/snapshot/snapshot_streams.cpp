@@ -43,7 +43,8 @@ std::unique_ptr<SnapshotSession> SnapshotStreams::open(const Stream& stream, con
   replaying_.clear();
   if (!cache_ || !encoder.memory_snapshots()) return nullptr;
   auto session = std::make_unique<SnapshotSession>(
-      *cache_, encoder, snapshot_key_material(cfg_.resolved, export_identity_, stream, asked, sink_ids), log_);
+      *cache_, encoder, snapshot_key_material(cfg_.resolved, export_identity_, stream, asked, sink_ids),
+      cfg_.header.memory.wait_s, log_);
   if (session->replaying()) replaying_ = session->key();
   return session;
 }
@@ -52,7 +53,8 @@ void SnapshotStreams::finish(SnapshotSession& session, const std::string& stream
   const bool replayed = session.replaying();
   session.finish();
   log_ << "  memory: " << stream_id << (replayed ? " answered from snapshot " : " encoded, saved as snapshot ")
-       << cache_->entry_dir(session.key()) << "\n";
+       << cache_->entry_dir(session.key()) << (session.following() ? " (read as another process wrote it)" : "")
+       << "\n";
   replaying_.clear();
   if (const double gb = cfg_.header.memory.max_gb; gb > 0 && !replayed)
     for (const auto& e : shrink_cache(cfg_.header.memory.cache, static_cast<int64_t>(gb * 1e9), session.key()))

@@ -98,10 +98,9 @@ WindowOutput InfinipotV::prefill(Backbone& backbone, const VisualUnit& unit, con
 }
 
 void InfinipotV::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
-  const int64_t heads = backbone.manifest().text.num_heads;
   for (const auto& unit : units) {
     check_unit(unit);
-    bank.add(rekv_unit_block(unit, prefill(backbone, unit, bank), heads));
+    bank.add(rekv_unit_block(unit, prefill(backbone, unit, bank)));
     next_position_ = std::max(next_position_, svqa::next_position(unit.positions));
     if (++cache_frames_ == options_.cap_frames) compact(backbone, bank);
   }
@@ -138,7 +137,7 @@ KvBlock InfinipotV::compacted_layer(Backbone& backbone, const MemoryBank& bank, 
   out.keys[static_cast<size_t>(layer)] = at::cat(keys).index_select(0, kept);
   out.values[static_cast<size_t>(layer)] = at::cat(values).index_select(0, kept);
   out.representatives[static_cast<size_t>(layer)] =
-      mean_key_representative(out.keys[static_cast<size_t>(layer)], backbone.manifest().text.num_heads);
+      mean_key_representative(out.keys[static_cast<size_t>(layer)]);
   return out;
 }
 
