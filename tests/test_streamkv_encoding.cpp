@@ -135,7 +135,7 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
     TorchScriptBackbone backbone(std::string(SVQA_TINY_EXPORTS) + "/" + arch, at::kCPU);
     // Units of 4 and a flushed remainder: LLaVA-OV 4 + 4 + 3 frames; Qwen2.5-VL 4 + 3 two-frame patches.
     const Frames frames = qwen ? random_frames(14, 140, 168) : random_frames(11, 48, 48);
-    const int64_t layers = backbone.num_layers(), heads = backbone.manifest().text.num_heads;
+    const int64_t layers = backbone.num_layers(), kv_heads = backbone.manifest().text.num_kv_heads;
     StreamkvSegments plain(options("uniform", 1, 4, 0.99, 1.0)), compressed(options("uniform", 1, 4, 0.99, 0.5));
     MemoryBank full_bank({layers, at::kCPU, -1, ""}), bank({layers, at::kCPU, -1, ""});
     encode_all(backbone, plain, full_bank, frames);
@@ -218,7 +218,7 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
     const auto& a = bank.accounting();
     CHECK(a.ram_bytes == kv_bytes);
     CHECK(a.layer_tokens == tokens);
-    CHECK(a.representative_bytes == layer_blocks * heads * backbone.manifest().text.head_dim * 4);
+    CHECK(a.representative_bytes == layer_blocks * kv_heads * backbone.manifest().text.head_dim * 4);  // a mean key per kv head
     CHECK(a.blocks == bank.size());
     CHECK(a.ram_bytes < full_bank.accounting().ram_bytes);
     CHECK(a.tokens_by_granularity[static_cast<int>(Granularity::Summary)] ==
