@@ -70,6 +70,30 @@ TEST_CASE("fused attention equals the formula wherever a window's edge falls", "
   }
 }
 
+TEST_CASE("on CUDA, fused attention (FlashAttention, memory-efficient) equals the formula", "[attention][cuda]") {
+  // Runs where a GPU is (docs/performance.md "GPU"); CI has none, and says so.
+  if (!at::hasCUDA()) {
+    WARN("no CUDA device: the CUDA attention kernels were not checked");
+    return;
+  }
+  at::manual_seed(5);
+  const int64_t H = 8, KV = 2, d = 64;
+  struct Case { int64_t T, S; AttentionMask mask; };
+  for (const auto dtype : {at::kBFloat16, at::kHalf, at::kFloat})
+    for (const Case c : {Case{7, 7, {}}, Case{1, 300, {}}, Case{40, 300, {true, 120, 0}}, Case{40, 300, {true, 120, 5}},
+                         Case{7, 40, {true, 4, 2}}, Case{7, 40, {false, 0, 0}}, Case{33, 33, {}}}) {
+      const auto q = at::randn({c.T, H, d}), k = at::randn({c.S, KV, d}), v = at::randn({c.S, KV, d});
+      const auto want = naive_attention(q, k, v, attention_visibility(c.T, c.S, c.mask, at::kCPU));
+      const auto on = [&](const at::Tensor& t) { return t.to(at::kCUDA, dtype); };
+      const auto got = attend(on(q), on(k), on(v), c.mask).out;
+      INFO("dtype " << dtype << " T " << c.T << " S " << c.S << " window " << c.mask.window << " sinks "
+                    << c.mask.always_visible);
+      CHECK(got.scalar_type() == dtype);
+      const double tol = dtype == at::kFloat ? 1e-4 : 3e-2;
+      CHECK(at::allclose(got.to(at::kCPU, at::kFloat), want, tol, tol));
+    }
+}
+
 TEST_CASE("joint attention: a structured mask equals the dense one and the formula", "[attention]") {
   at::manual_seed(4);
   const int64_t T = 6, S = 25, H = 4, KV = 2, d = 8;

@@ -47,13 +47,28 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
   if (count <= 0 || count % frames_per_unit_)
     throw std::invalid_argument("visual units: " + std::to_string(count) + " frames is not a multiple of " +
                                 std::to_string(frames_per_unit_));
-  const auto& m = backbone_.manifest();
   if (first < frames_.first || first + count > frames_.first + frames_.rgb.size(0))
     throw std::out_of_range("visual units: frames [" + std::to_string(first) + ", " + std::to_string(first + count) +
                             ") are not in the frames held, [" + std::to_string(frames_.first) + ", " +
                             std::to_string(frames_.first + frames_.rgb.size(0)) + ")");
+  // Frames go through preprocessing and the tower as many at a time as the tower takes per call, so
+  // the call's memory is one tower call's plus the outputs, however many frames it is given. Each
+  // chunk is sized as the whole call (Qwen3-VL's pixel limits count a clip's frames).
+  const int64_t per_call = backbone_.frames_per_vision_call();
+  const int64_t chunk = per_call > 0 ? std::max(frames_per_unit_, per_call - per_call % frames_per_unit_) : count;
+  const int64_t sizing = clip_frames_ > 0 ? std::max(clip_frames_, count) : count;
+  std::vector<VisualUnit> out;
+  int64_t next = next_free;
+  for (int64_t f = 0; f < count; f += chunk)
+    make_chunk(first + f, std::min(chunk, count - f), sizing, video_start, next, with_tokens, out);
+  return out;
+}
+
+void VisualUnitMaker::make_chunk(int64_t first, int64_t count, int64_t sizing, int64_t video_start, int64_t& next,
+                                 bool with_tokens, std::vector<VisualUnit>& out) {
+  const auto& m = backbone_.manifest();
   const auto rgb = frames_.rgb.narrow(0, first - frames_.first, count);
-  const VisualInput input = preprocess_frames(rgb, m.image, clip_frames_ > 0 ? std::max(clip_frames_, count) : 0);
+  const VisualInput input = preprocess_frames(rgb, m.image, sizing);
   const VisualFeatures features = with_tokens ? backbone_.encode_visual(input) : VisualFeatures{};
   const at::Tensor& tokens = features.tokens;
   const int64_t units = count / frames_per_unit_;
@@ -62,8 +77,6 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
                            : m.architecture == Architecture::LlavaOnevision
                                ? m.vision.tokens_per_frame
                                : input.grid_thw[1] * input.grid_thw[2] / (merge * merge);
-  std::vector<VisualUnit> out;
-  int64_t next = next_free;  // Qwen3-VL: units follow one another like text
   for (int64_t u = 0; u < units; ++u) {
     VisualUnit unit;
     if (tokens.defined()) unit.tokens = tokens.narrow(0, u * per_unit, per_unit);
@@ -74,7 +87,8 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
     unit.end_time = frames_.timestamps[static_cast<size_t>(unit.last_frame - frames_.first)];
     if (m.architecture == Architecture::LlavaOnevision) {
       unit.pixels = input.pixels.narrow(0, u, 1);
-      unit.positions = text_positions(next_free + u * per_unit, per_unit);
+      unit.positions = text_positions(next, per_unit);
+      next += per_unit;
     } else {
       const int64_t patches = per_unit * m.vision.spatial_merge_size * m.vision.spatial_merge_size;
       unit.pixels = input.pixels.narrow(0, u * patches, patches);
@@ -90,7 +104,6 @@ std::vector<VisualUnit> VisualUnitMaker::make(int64_t first, int64_t count, int6
     }
     out.push_back(std::move(unit));
   }
-  return out;
 }
 
 }  // namespace svqa

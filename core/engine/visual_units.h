@@ -32,6 +32,11 @@ class VisualUnitMaker {
   std::vector<VisualUnit> make(int64_t first, int64_t count, int64_t video_start, int64_t next_free, bool tokens = true);
 
  private:
+  // make() for frames [first, first + count) as one preprocessing and tower call, sized as a call of
+  // `sizing` frames; `next`, the next free position (LLaVA-OV, Qwen3-VL), is moved past them.
+  void make_chunk(int64_t first, int64_t count, int64_t sizing, int64_t video_start, int64_t& next, bool tokens,
+                  std::vector<VisualUnit>& out);
+
   Backbone& backbone_;
   const Frames& frames_;
   int64_t frames_per_unit_ = 1;

@@ -1,6 +1,7 @@
 #include "core/nn/attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -33,11 +34,34 @@ Partial math_partial(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return {at::matmul(probs.to(q.scalar_type()), vh).transpose(0, 1), lse.transpose(0, 1)};
 }
 
+// CUDA, no mask: FlashAttention for 16-bit types (kv heads shared in place), else memory-efficient
+// attention over repeated kv heads; both return the log-sum-exp. Causal calls here have T == S, so
+// top-left and bottom-right alignment agree.
+Partial cuda_partial(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+  const int64_t T = q.size(0), d = q.size(2), group = q.size(1) / k.size(1);
+  const auto q4 = q.unsqueeze(0).transpose(1, 2), k4 = k.unsqueeze(0).transpose(1, 2), v4 = v.unsqueeze(0).transpose(1, 2);
+  const bool half = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
+  static std::atomic<bool> flash_refused{false};  // e.g. a GPU older than Ampere: once, then never again
+  if (half && d % 8 == 0 && d <= 256 && !flash_refused) {
+    try {
+      const auto r = at::_scaled_dot_product_flash_attention(q4, k4, v4, 0.0, causal);
+      return {std::get<0>(r)[0].transpose(0, 1), std::get<1>(r)[0].transpose(0, 1)};
+    } catch (const c10::Error&) {
+      flash_refused = true;
+    }
+  }
+  const auto kr = group > 1 ? k4.repeat_interleave(group, 1) : k4, vr = group > 1 ? v4.repeat_interleave(group, 1) : v4;
+  const auto r = at::_scaled_dot_product_efficient_attention(q4, kr, vr, std::nullopt, true, 0.0, causal);
+  // The kernel pads its log-sum-exp's query axis (to a multiple of 32).
+  return {std::get<0>(r)[0].transpose(0, 1), std::get<1>(r)[0].narrow(1, 0, T).transpose(0, 1)};
+}
+
 // One fused attention call (no [T, S] score matrix, kv heads shared in place, any strides with a
-// contiguous last dim). `causal` is top-left: query i sees keys 0..i. CPU: the flash kernel;
-// elsewhere the math path above.
+// contiguous last dim). `causal` is top-left: query i sees keys 0..i. CPU: the flash kernel; CUDA:
+// cuda_partial, with a mask (a window's edge, a few keys) the math path; elsewhere the math path.
 Partial partial(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                 const std::optional<at::Tensor>& visible = std::nullopt) {
+  if (q.device().is_cuda() && !visible) return cuda_partial(q, k, v, causal);
   if (!q.device().is_cpu()) return math_partial(q, k, v, causal, visible);
   const auto q4 = q.unsqueeze(0).transpose(1, 2), k4 = k.unsqueeze(0).transpose(1, 2), v4 = v.unsqueeze(0).transpose(1, 2);
   if (!causal && !visible && k.size(1) < q.size(1)) {

@@ -39,6 +39,9 @@ class Backbone {
   virtual at::Tensor encode_frames(const VisualInput& input) = 0;
   // The same with DeepStack features (Qwen3-VL); other backbones have none.
   virtual VisualFeatures encode_visual(const VisualInput& input) { return {encode_frames(input), {}}; }
+  // Frames the vision tower takes per call, so that callers preprocess no more frames at once: a
+  // call's memory then stays one call's whatever the frames given. 0: all at once.
+  virtual int64_t frames_per_vision_call() const { return 0; }
   // LLaVA-OV's `image_newline`, which HF appends once after a video; nullopt when the model has none.
   virtual std::optional<at::Tensor> video_newline() const = 0;
 

@@ -105,6 +105,12 @@ VisualFeatures TorchScriptBackbone::encode_visual(const VisualInput& input) {
   return encode_qwen3(input);
 }
 
+int64_t TorchScriptBackbone::frames_per_vision_call() const {
+  // Qwen: one temporal patch per call (encode_qwen, encode_qwen3).
+  return manifest_.architecture == Architecture::LlavaOnevision ? llava_frames_per_call(device_)
+                                                                 : manifest_.vision.temporal_patch_size;
+}
+
 at::Tensor TorchScriptBackbone::encode_llava(const at::Tensor& pixels) {
   const auto& img = manifest_.image;
   if (pixels.dim() != 4 || pixels.size(1) != 3 || pixels.size(2) != img.height || pixels.size(3) != img.width)

@@ -33,6 +33,7 @@ class TorchScriptBackbone final : public Backbone {
 
   at::Tensor encode_frames(const VisualInput& input) override;
   VisualFeatures encode_visual(const VisualInput& input) override;
+  int64_t frames_per_vision_call() const override;
   std::optional<at::Tensor> video_newline() const override;
   at::Tensor embed(const at::Tensor& ids) override;
   LayerQkv layer_qkv(int64_t layer, const at::Tensor& h) override;
