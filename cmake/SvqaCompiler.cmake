@@ -24,6 +24,12 @@ function(svqa_target_warnings target)
   # (GCC bug 105593 and kin); -Wuninitialized still catches the real cases.
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local -Wno-unused-parameter
                                            -Wno-maybe-uninitialized)
+  # GCC 13's -Wdangling-reference flags every `const T& x = f(container, "key")` whose f returns a
+  # reference into the container (the temporary is the key string): false positives that failed the
+  # tests' build on the H100 machine's GCC 13.3 under -Werror.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 13)
+    target_compile_options(${target} PRIVATE -Wno-dangling-reference)
+  endif()
   if(SVQA_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

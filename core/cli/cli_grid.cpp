@@ -45,11 +45,11 @@ std::string run_grid_task(const ExperimentConfig& cfg, const Registries& registr
 // A grid's runs mostly vary what happens at question time: unless the file sets memory.cache (a
 // folder, or "" for none), they share one under the grid's results, so each stream is encoded once.
 // Only the header changes: the runs' configs, and so their folders' names, stay as written. A run
-// whose bank codes its K/V is left out: snapshots hold K/V uncoded (validation refuses that pair).
+// whose snapshots could not replay its bank is left out (validation refuses that pair).
 void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::string& dir) {
   for (auto& cfg : configs) {
     const ConfigNode* memory = cfg.resolved.find("memory");
-    if ((!memory || !memory->find("cache")) && cfg.header.stream.kv_codec == "identity") cfg.header.memory.cache = dir;
+    if ((!memory || !memory->find("cache")) && cfg.header.stream.snapshots_can_replay()) cfg.header.memory.cache = dir;
   }
 }
 

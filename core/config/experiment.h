@@ -47,6 +47,8 @@ struct StreamOptions {
   double context_window_s = 0;
   std::string kv_codec = "identity";
   int64_t kv_codec_group = 32;
+  // Memory snapshots hold K/V as the model gives them, so they replay only a bank that does not code them.
+  bool snapshots_can_replay() const { return kv_codec == "identity"; }
   static void declare(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6)
         .max(1000);
@@ -200,7 +202,7 @@ struct ExperimentHeader {
     s.field("judge", &ExperimentHeader::judge, "LLM judge of open-ended answers (RVS)");
     s.field("memory", &ExperimentHeader::memory, "memory snapshots: encode a stream once, answer many runs from it");
     s.check("memory", [](const ExperimentHeader& h) {
-      return h.memory.cache.empty() || h.stream.kv_codec == "identity"
+      return h.memory.cache.empty() || h.stream.snapshots_can_replay()
                  ? std::string()
                  : "cache: memory snapshots keep K/V as the model gives them, so they cannot replay stream.kv_codec: " +
                        h.stream.kv_codec + "; leave memory.cache empty or use kv_codec: identity";

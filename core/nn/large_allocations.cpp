@@ -12,4 +12,10 @@ void map_large_allocations() {
 #endif
 }
 
+void release_free_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace svqa

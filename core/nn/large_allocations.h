@@ -11,4 +11,9 @@ namespace svqa {
 // the threshold fixed (docs/performance.md, "Real shapes"). Idempotent.
 void map_large_allocations();
 
+// Hands the heap's free pages back to the system (glibc's malloc_trim; no-op elsewhere). For a caller
+// that has just freed many small tensors of sizes it will not allocate again, e.g. a KV cache
+// compacted in place: their holes in the heap would otherwise stay resident and grow with the stream.
+void release_free_heap();
+
 }  // namespace svqa

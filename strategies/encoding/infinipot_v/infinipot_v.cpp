@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/layer_over_context.h"
+#include "core/nn/large_allocations.h"
 #include "models/backbones/full_context.h"
 #include "strategies/encoding/rekv_sliding_window.h"
 #include "strategies/encoding/sink_prefill.h"
@@ -152,6 +153,7 @@ void InfinipotV::compact(Backbone& backbone, MemoryBank& bank) {
   }
   for (auto& block : compacted) bank.add(std::move(block));
   for (const int64_t id : replaced) bank.remove(id);
+  release_free_heap();  // without it the replaced blocks' holes kept RSS rising over an hour (performance.md)
   cache_frames_ = options_.keep_frames;
   ++compactions_;
 }
