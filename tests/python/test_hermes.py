@@ -11,13 +11,12 @@ drawn at std 0.3: at 0.02 every attention looks alike."""
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
-from backbone_reference import load_hf, pixel_values
+from backbone_reference import load_hf, pixel_values, varied_llava_stream
 from hermes_reference import Hermes
 from rekv_reference import format_mcqa_prompt
 
@@ -53,18 +52,7 @@ output: {{dir: {tmp / 'results'}}}
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, root, svqa_bin):
     tmp = tmp_path_factory.mktemp("hermes")
-    export = tmp / "export"
-    r = subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "3",
-                        "--weight-std", "0.3", "--out", export], cwd=root, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    manifest = json.loads((export / "manifest.json").read_text())
-    height, width = manifest["image"]["height"], manifest["image"]["width"]
-    frames = np.random.default_rng(5).integers(0, 256, (FRAMES, height, width, 3), dtype=np.uint8)
-    np.save(tmp / "video.npy", frames)
-    questions = [{"id": f"q{i}", "time": t, "question": q, "options": o, "answer": o[0]}
-                 for i, (q, t, o) in enumerate(QUESTIONS)]
-    (tmp / "streams.json").write_text(json.dumps({"streams": [{"id": "s", "video": "video.npy",
-                                                               "questions": questions}]}))
+    export, manifest, frames, questions = varied_llava_stream(root, tmp, FRAMES, QUESTIONS)
     _, model, tok = load_hf(export)
     pixels = pixel_values(manifest, frames)["pixel_values_videos"]
     out = {}
