@@ -30,8 +30,8 @@ QUESTIONS = [  # (question, time, options) in time order
 LIMITS = {"plain": 32768, "reindexed": 1100}  # 1100: positions past 76 are re-indexed
 
 
-def run_svqa(root, svqa_bin, tmp, export, limit):
-    (tmp / "exp.yaml").write_text(f"""
+def run_svqa(root, svqa_bin, tmp, export, limit, extra=""):
+    (tmp / "exp.yaml").write_text(f"""{extra}
 _base_: {root / 'experiments/methods/hermes.yaml'}
 name: hermes
 runtime: {{device: cpu, dtype: float32, threads: 2}}
@@ -64,6 +64,11 @@ def runs(tmp_path_factory, root, svqa_bin):
             reference = hermes.stream(pixels, questions,
                                       lambda q: format_mcqa_prompt(q["question"], q["options"])["prompt"], 16)
         out[name] = {"svqa": svqa, "reference": reference, "hermes": hermes}
+    # With a memory cache: HERMES's evictions cannot be replayed from a snapshot, so it encodes as without one.
+    (tmp / "cached").mkdir()
+    out["cached"] = run_svqa(root, svqa_bin, tmp / "cached", export, LIMITS["plain"],
+                             f"memory: {{cache: {tmp / 'memory_cache'}}}\n")
+    out["cache_dir"] = tmp / "memory_cache"
     return out
 
 
@@ -117,3 +122,9 @@ def test_deep_layers_hold_anchors_and_a_summary(runs):
         assert len(long_) == len(short) == BUDGET and long_[-1] == long_[-2] + 1
         assert long_ != short
         assert rec["context_tokens"][2] == rec["context_tokens"][0]  # sinks + BUDGET in every layer
+
+
+def test_a_memory_cache_is_not_used_and_changes_nothing(runs):
+    assert [r["prediction_ids"] for r in runs["cached"]] == [r["prediction_ids"] for r in runs["plain"]["svqa"]]
+    assert [r["extra"]["hermes"] for r in runs["cached"]] == [r["extra"]["hermes"] for r in runs["plain"]["svqa"]]
+    assert not any(p.is_file() for p in runs["cache_dir"].rglob("*"))  # no snapshot saved
