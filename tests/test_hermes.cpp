@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/schema.h"
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
@@ -126,6 +127,25 @@ TEST_CASE("a long-term layer folds what it drops into a summary token after its 
   CHECK(values_of(nothing_kept.positions[0]) == std::vector<int64_t>{4});  // right after the sinks
   const auto all_kept = shrink_layer(m, at::arange(6, at::kLong), {true, 4, false});
   CHECK(all_kept.keys.size(0) == 6);  // nothing dropped: no summary
+}
+
+TEST_CASE("HERMES's options: each bad one is one line naming its key", "[hermes]") {
+  auto error = [](const std::string& yaml) {
+    try {
+      parse_options<HermesOptions>(parse_yaml_text(yaml, "exp.yaml"), "encoding.options");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("{}").empty());
+  CHECK(error("{budget: 0}") == "exp.yaml: encoding.options.budget: expected an integer in [1, 10000000], got 0");
+  CHECK(error("{short_term_ratio: 0.8, long_term_ratio: 0.5}") ==
+        "exp.yaml: encoding.options.long_term_ratio: plus short_term_ratio (0.8) is 1.3; the two tiers' shares "
+        "must sum to at most 1");
+  CHECK(error("{kv_size: 4000}").rfind("exp.yaml: encoding.options.kv_size: unknown key", 0) == 0);
+  CHECK(error("{max_position_embeddings: 1024}").find("encoding.options.max_position_embeddings: expected an integer "
+                                                      "in [1025, ") != std::string::npos);
 }
 
 TEST_CASE("HERMES holds at most its budget in every layer after every frame", "[tiny_backbone][hermes]") {

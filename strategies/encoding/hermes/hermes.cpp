@@ -43,8 +43,9 @@ void HermesOptions::declare(Schema<HermesOptions>& s) {
           "write every layer's memory positions (row 0) into each record, extra.hermes.positions: which tokens "
           "each layer holds (tests; L x budget numbers a question)");
   s.check("long_term_ratio", [](const HermesOptions& o) {
-    return o.short_term_ratio + o.long_term_ratio <= 1 ? std::string()
-                                                       : std::string("plus short_term_ratio must be at most 1");
+    if (o.short_term_ratio + o.long_term_ratio <= 1) return std::string();
+    return "plus short_term_ratio (" + format_number(o.short_term_ratio) + ") is " +
+           format_number(o.short_term_ratio + o.long_term_ratio) + "; the two tiers' shares must sum to at most 1";
   });
 }
 
