@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -54,6 +55,7 @@ void Hermes::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_i
   rope_ = text_rotary(backbone.manifest());
   sinks_ = prefill_sinks(backbone, sink_ids);
   rules_ = layer_rules(backbone.num_layers(), options_.short_term_ratio, options_.long_term_ratio);
+  bank_layers_ = backbone.num_layers();
   local_ids_ = backbone.tokenizer().encode(options_.local_query);
   global_ids_ = backbone.tokenizer().encode(options_.global_query);
   mixed_ids_ = backbone.tokenizer().encode(options_.local_query + "; " + options_.global_query);
@@ -172,9 +174,8 @@ LayerMemory Hermes::layer_memory(const MemoryBank& bank, int64_t layer) const {
   return {at::cat(keys), at::cat(values), at::cat(positions, 1)};
 }
 
-// Every layer cut to its budget by its tier's rule, as one Segment block stored in that layer only;
-// the blocks they replace are evicted.
-void Hermes::compact(Backbone& backbone, MemoryBank& bank) {
+// Per layer, the attention of its tier's pseudo query: local (short-term), mixed (mid), global (long-term).
+std::vector<at::Tensor> Hermes::tier_attention(Backbone& backbone, const MemoryBank& bank) {
   const auto local = query_attention(backbone, bank, local_ids_);
   const auto global = query_attention(backbone, bank, global_ids_);
   const auto mixed = query_attention(backbone, bank, mixed_ids_);
@@ -182,44 +183,53 @@ void Hermes::compact(Backbone& backbone, MemoryBank& bank) {
   for (size_t l = 0; l < rules_.size(); ++l)
     attention.push_back(rules_[l].tier == MemoryTier::Short ? local[l]
                         : rules_[l].tier == MemoryTier::Long ? global[l] : mixed[l]);
-  const auto kept = hermes_keep(attention, rules_, options_.budget);
+  return attention;
+}
 
+// Layer `layer`'s new memory `m` as a Segment block stored in that layer only, spanning the blocks it replaces.
+KvBlock Hermes::layer_block(const MemoryBank& bank, int64_t layer, const LayerMemory& m) const {
+  const auto layers = static_cast<size_t>(bank_layers_), l = static_cast<size_t>(layer);
+  const auto ids = bank.blocks_in_layer(layer);
+  KvBlock block;
+  block.granularity = Granularity::Segment;
+  block.first_frame = bank.info(ids.front()).first_frame, block.start_time = bank.info(ids.front()).start_time;
+  for (const int64_t id : ids) {
+    const auto& info = bank.info(id);
+    block.first_frame = std::min(block.first_frame, info.first_frame);
+    block.start_time = std::min(block.start_time, info.start_time);
+    block.last_frame = std::max(block.last_frame, info.last_frame);
+    block.end_time = std::max(block.end_time, info.end_time);
+  }
+  block.positions = m.positions;
+  block.keys.assign(layers, at::Tensor());
+  block.values.assign(layers, at::Tensor());
+  block.representatives.assign(layers, at::Tensor());
+  block.keys[l] = m.keys, block.values[l] = m.values;
+  block.representatives[l] = mean_key_representative(m.keys);
+  return block;
+}
+
+// Every layer cut to its budget by its tier's rule, as one Segment block stored in that layer only;
+// the blocks they replace are evicted. Positions are re-indexed once any layer's passes the limit.
+void Hermes::compact(Backbone& backbone, MemoryBank& bank) {
+  const auto kept = hermes_keep(tier_attention(backbone, bank), rules_, options_.budget);
   const int64_t sinks_next = sinks_.size() ? svqa::next_position(sinks_.positions) : 0;
   std::vector<LayerMemory> memories;
   int64_t highest = sinks_next - 1;
-  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
+  for (int64_t l = 0; l < bank_layers_; ++l) {
     memories.push_back(layer_memory(bank, l));
     highest = std::max(highest, svqa::next_position(memories.back().positions) - 1);
   }
   const bool reindex = highest > options_.max_position_embeddings - 1024;
   std::vector<KvBlock> shrunk;
-  std::vector<int64_t> replaced;
-  const auto layers = static_cast<size_t>(backbone.num_layers());
-  for (size_t l = 0; l < layers; ++l) {
-    const auto m = shrink_layer(memories[l], kept[l], {rules_[l].tier == MemoryTier::Long, sinks_next, reindex});
-    KvBlock block;
-    block.granularity = Granularity::Segment;
-    const auto ids = bank.blocks_in_layer(static_cast<int64_t>(l));
-    block.first_frame = bank.info(ids.front()).first_frame, block.start_time = bank.info(ids.front()).start_time;
-    for (const int64_t id : ids) {
-      const auto& info = bank.info(id);
-      block.first_frame = std::min(block.first_frame, info.first_frame);
-      block.start_time = std::min(block.start_time, info.start_time);
-      block.last_frame = std::max(block.last_frame, info.last_frame);
-      block.end_time = std::max(block.end_time, info.end_time);
-      replaced.push_back(id);
-    }
-    block.positions = m.positions;
-    block.keys.assign(layers, at::Tensor());
-    block.values.assign(layers, at::Tensor());
-    block.representatives.assign(layers, at::Tensor());
-    block.keys[l] = m.keys, block.values[l] = m.values;
-    block.representatives[l] = mean_key_representative(m.keys);
-    shrunk.push_back(std::move(block));
+  std::set<int64_t> replaced;
+  for (int64_t l = 0; l < bank_layers_; ++l) {
+    const auto i = static_cast<size_t>(l);
+    const auto m = shrink_layer(memories[i], kept[i], {rules_[i].tier == MemoryTier::Long, sinks_next, reindex});
+    shrunk.push_back(layer_block(bank, l, m));
+    for (const int64_t id : bank.blocks_in_layer(l)) replaced.insert(id);
   }
   for (auto& block : shrunk) bank.add(std::move(block));
-  std::sort(replaced.begin(), replaced.end());
-  replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
   for (const int64_t id : replaced) bank.remove(id);
   ++compactions_;
   reindexings_ += reindex ? 1 : 0;

@@ -71,6 +71,8 @@ class Hermes final : public EncodingStrategy {
   void encode_unit(Backbone& backbone, const VisualUnit& unit, MemoryBank& bank);
   std::vector<at::Tensor> query_attention(Backbone& backbone, const MemoryBank& bank, const std::vector<int64_t>& ids);
   LayerMemory layer_memory(const MemoryBank& bank, int64_t layer) const;
+  std::vector<at::Tensor> tier_attention(Backbone& backbone, const MemoryBank& bank);
+  KvBlock layer_block(const MemoryBank& bank, int64_t layer, const LayerMemory& m) const;
   void compact(Backbone& backbone, MemoryBank& bank);
   int64_t layer_tokens(const MemoryBank& bank, int64_t layer) const;
   int64_t layer_next(const MemoryBank& bank, int64_t layer) const;
@@ -80,6 +82,7 @@ class Hermes final : public EncodingStrategy {
   RotaryEmbedding rope_{2, 1.0};  // the backbone's, set by begin_stream
   SinkKv sinks_;
   std::vector<LayerRule> rules_;
+  int64_t bank_layers_ = 0;  // the backbone's layers
   std::vector<int64_t> local_ids_, global_ids_, mixed_ids_;
   int64_t next_position_ = 0;
   int64_t compactions_ = 0, reindexings_ = 0;
