@@ -63,7 +63,9 @@ class Hermes(ReKV):
         c, s = cos[positions], sin[positions]
         return (x.float() * c + Rope.rotate_half(x).float() * s).to(x.dtype)
 
-    def _delta(self, k, old, new):
+    def rerotate(self, k, old, new):
+        """compute_cos_sin_for_positions + rotary_delta + apply_rotary_delta_to_keys_only: keys rotated at
+        `old` turned by the angle of new − old."""
         cos, sin = self.rope.table(int(max(old.max(), new.max())) + 1)
         c_old, s_old, c_new, s_new = cos[old], sin[old], cos[new], sin[new]
         c = c_new * c_old + s_new * s_old  # cos(new − old)
@@ -169,7 +171,7 @@ class Hermes(ReKV):
             safe_idx = torch.unique(keep_indices_per_layer[layer_idx], sorted=True)
             k_kept, v_kept, old_pos_kept = k_layer[:, safe_idx], v_layer[:, safe_idx], old_pos[safe_idx]
             new_pos_kept = torch.arange(len(safe_idx)) if should_compact else old_pos_kept
-            k_kept = self._delta(k_kept, old_pos_kept, new_pos_kept) if should_compact else k_kept
+            k_kept = self.rerotate(k_kept, old_pos_kept, new_pos_kept) if should_compact else k_kept
             k_final, v_final, pos_final = k_kept, v_kept, new_pos_kept
             mask = torch.ones(k_layer.shape[1], dtype=torch.bool)
             mask[safe_idx] = False
@@ -177,7 +179,7 @@ class Hermes(ReKV):
             if layer_idx >= self.long_term_threshold and prune.numel() > 0:
                 summary_pos = len(safe_idx) if should_compact else int(new_pos_kept[-1]) + 1
                 target = torch.full((prune.numel(),), summary_pos)
-                k_summary = self._delta(k_layer[:, prune], old_pos[prune], target).mean(dim=1, keepdim=True)
+                k_summary = self.rerotate(k_layer[:, prune], old_pos[prune], target).mean(dim=1, keepdim=True)
                 v_summary = v_layer[:, prune].mean(dim=1, keepdim=True)
                 k_final = torch.cat([k_kept, k_summary], dim=1)
                 v_final = torch.cat([v_kept, v_summary], dim=1)
