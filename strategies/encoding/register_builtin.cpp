@@ -6,6 +6,7 @@
 
 #include "core/engine/memory_contract.h"
 #include "strategies/encoding/fresh_frames.h"
+#include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/memstream_aks.h"
 #include "strategies/encoding/mukv_multigrain.h"
@@ -56,6 +57,7 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
       [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) {
         return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}}; }));
+  registry.add<HermesOptions>("hermes", "HERMES: the KV cache as layered memory under a per-layer budget (recent frames shallow, anchors + a summary deep), no retrieval", [](const HermesOptions& o) { return std::make_unique<Hermes>(o); }, SVQA_HERE, std::function<EncoderProvides(const HermesOptions&)>([](const HermesOptions&) { return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}}; }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,

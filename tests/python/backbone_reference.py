@@ -20,6 +20,24 @@ def export_tiny(architecture, out, seed=0, weight_std=None):
     return out
 
 
+def varied_llava_stream(root, tmp, n_frames, questions):
+    """The parity tests' stream: the tiny LLaVA-OneVision export at weight std 0.3 (seed 3) in tmp/export,
+    n_frames random frames (seed 5) in tmp/video.npy and a stream_list file tmp/streams.json of
+    `questions` [(question, time, options)], ids q0, q1, … Returns (export, manifest, frames, the file's questions)."""
+    export = tmp / "export"
+    r = subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "3",
+                        "--weight-std", "0.3", "--out", export], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((export / "manifest.json").read_text())
+    height, width = manifest["image"]["height"], manifest["image"]["width"]
+    frames = np.random.default_rng(5).integers(0, 256, (n_frames, height, width, 3), dtype=np.uint8)
+    np.save(tmp / "video.npy", frames)
+    listed = [{"id": f"q{i}", "time": t, "question": q, "options": o, "answer": o[0]}
+              for i, (q, t, o) in enumerate(questions)]
+    (tmp / "streams.json").write_text(json.dumps({"streams": [{"id": "s", "video": "video.npy", "questions": listed}]}))
+    return export, manifest, frames, listed
+
+
 def load_hf(export_dir):
     import transformers
     from tokenizers import Tokenizer

@@ -24,6 +24,8 @@ def point_to_tiny(node, pe_core):
             node["options"].update(model=str(pe_core), device="")
         if node.get("type") == "fresh_frames":  # 4 frames fed at each question, both samplings
             node.setdefault("options", {})["frames"] = 4
+        if node.get("type") == "hermes":  # a budget the tiny streams pass: compactions run
+            node["options"]["budget"] = 60
         if "retrieve_size" in node:
             node["retrieve_size"] = 4
         if "local_size" in node:

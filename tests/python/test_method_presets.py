@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
 
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
-           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v"]
+           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v", "hermes"]
 
 
 QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
@@ -53,6 +53,11 @@ def test_presets_carry_their_references_run(svqa_bin, root):
         "cap_frames": 16, "keep_frames": 12, "tar_ratio": 0.5, "query_ratio": 0.25, "adaptive_pooling": True}}
     assert infinipot["retrieval"]["type"] == "memory_as_is"
     assert (infinipot["runtime"]["dtype"], infinipot["backbone"]["options"]["export"]) == ("bfloat16", "exports/qwen2_5_vl_7b")
+    hermes = p["hermes"]  # load_model's tiers; kv_size (no default released): svqa's 4000
+    assert hermes["encoding"] == {"type": "hermes", "options": {
+        "budget": 4000, "short_term_ratio": 0.1, "long_term_ratio": 0.3, "max_position_embeddings": 32768}}
+    assert (hermes["retrieval"]["type"], hermes["stream"]["position_policy"]) == ("memory_as_is", "original")
+    assert hermes["stream"]["sink_prompt"] == rekv_prompt and hermes["runtime"]["dtype"] == "float16"
     mukv = p["mukv"]
     assert mukv["encoding"]["options"]["segment_leftovers"] == "drop"
     assert mukv["stream"]["min_video_frames"] == 15
@@ -103,7 +108,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
-                            "fresh_recent", "infinipot_v"])
+                            "fresh_recent", "infinipot_v", "hermes"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")

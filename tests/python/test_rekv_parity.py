@@ -10,13 +10,12 @@ repeats one token whatever it sees and every retrieval looks alike."""
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
-from backbone_reference import load_hf, pixel_values
+from backbone_reference import load_hf, pixel_values, varied_llava_stream
 from rekv_reference import ReKV
 
 N_LOCAL, TOPK, FRAMES = 60, 4, 32
@@ -33,18 +32,7 @@ QUESTIONS = [  # (question, time, options) in time order, as ReKV's driver asks 
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory, root, svqa_bin):
     tmp = tmp_path_factory.mktemp("rekv_parity")
-    export = tmp / "export"
-    r = subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "3",
-                        "--weight-std", "0.3", "--out", export], cwd=root, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    manifest = json.loads((export / "manifest.json").read_text())
-    height, width = manifest["image"]["height"], manifest["image"]["width"]
-    frames = np.random.default_rng(5).integers(0, 256, (FRAMES, height, width, 3), dtype=np.uint8)
-    np.save(tmp / "video.npy", frames)
-    questions = [{"id": f"q{i}", "time": t, "question": q, "options": o, "answer": o[0]}
-                 for i, (q, t, o) in enumerate(QUESTIONS)]
-    (tmp / "streams.json").write_text(json.dumps({"streams": [{"id": "s", "video": "video.npy",
-                                                               "questions": questions}]}))
+    export, manifest, frames, _ = varied_llava_stream(root, tmp, FRAMES, QUESTIONS)
     (tmp / "exp.yaml").write_text(f"""
 _base_: {root / 'experiments/methods/rekv.yaml'}
 name: parity

@@ -43,8 +43,10 @@ def retrieval_section(name, siglip):
 
 
 # Small windows so that every encoder's memory outgrows them on the short streams; encoders without a
-# window take their defaults, InfiniPot-V a cap it reaches (it compacts after frames 4, 6, ...).
-ENCODING_OPTIONS = {"mukv_multigrain": "", "fresh_frames": "", "infinipot_v": "cap_frames: 4, keep_frames: 2"}
+# window take their defaults, InfiniPot-V a cap it reaches (it compacts after frames 4, 6, ...), HERMES a
+# budget it passes.
+ENCODING_OPTIONS = {"mukv_multigrain": "", "fresh_frames": "", "infinipot_v": "cap_frames: 4, keep_frames: 2",
+                    "hermes": "budget: 40"}
 
 
 def test_every_pair_runs_or_is_refused_naming_both(setup, svqa_bin):
