@@ -11,6 +11,7 @@
 
 #include "core/engine/layer_over_context.h"
 #include "core/nn/attention.h"
+#include "core/nn/large_allocations.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/full_context.h"
 #include "strategies/encoding/sink_prefill.h"
@@ -231,6 +232,7 @@ void Hermes::compact(Backbone& backbone, MemoryBank& bank) {
   }
   for (auto& block : shrunk) bank.add(std::move(block));
   for (const int64_t id : replaced) bank.remove(id);
+  release_free_heap();  // the replaced blocks' holes would otherwise stay resident (as InfiniPot-V's)
   ++compactions_;
   reindexings_ += reindex ? 1 : 0;
 }
