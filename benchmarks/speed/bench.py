@@ -219,7 +219,7 @@ def summarise(measured, hf):
         one, many = vm[counts[0]], vm[counts[-1]]
         extra_features = many["feature_bytes"] - one["feature_bytes"]
         memory["vision"] = {**vm, "frames": int(counts[-1]),
-                            "x_one_plus_features": many["peak_above_loaded"] / (one["peak_above_loaded"] + extra_features)}
+                            "x_one_plus_features": many["peak_above_before"] / (one["peak_above_before"] + extra_features)}
     by_ttft = {r["after_frames"]: r["ttft_s"] for r in ttft}
     return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft}
 
@@ -293,8 +293,8 @@ def print_table(report):
         v = mem["vision"]
         counts = sorted((k for k in v if k.isdigit()), key=int)
         one, many = v[counts[0]], v[counts[-1]]
-        print(f"vision call: {mib(one['peak_above_loaded'])} above the loaded process for one unit, "
-              f"{mib(many['peak_above_loaded'])} for {v['frames']} frames (features {mib(many['feature_bytes'])}): "
+        print(f"vision call: {mib(one['peak_above_before'])} above the process before it for one unit, "
+              f"{mib(many['peak_above_before'])} for {v['frames']} frames (features {mib(many['feature_bytes'])}): "
               f"{v['x_one_plus_features']:.2f}× one unit + the added frames' features")
     if "mukv" in report:
         c = report["mukv"]

@@ -35,7 +35,7 @@ class EncodingStrategy {
   }
   // Whether encode() reads the units' visual tokens; false (fresh_frames, which runs vision on the frames
   // it feeds at the question) spares the vision tower while the stream plays: units come with their
-  // frames, pixels, spans and positions, and undefined tokens.
+  // frames, spans and positions, and undefined tokens.
   virtual bool needs_visual_tokens() const { return true; }
   // A bank built for the current question by before_question (fresh_frames: its N frames prefilled
   // afresh), answered from instead of the stream's; the time before_question took is then part of

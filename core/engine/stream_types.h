@@ -20,7 +20,6 @@ struct VisualUnit {
                          // the text), added after LLM layers 0..K-1 (models/backbones/deepstack.h); else undefined
   at::Tensor positions;  // [3, n] positions in the stream (after the sinks), as the backbone lays them out
   int64_t text_before = 0, text_after = 0;  // Qwen3-VL: rows of timestamp text around the visual tokens
-  at::Tensor pixels;     // the preprocessed frames, kept for external retrieval ([f, 3, H, W] or patches)
   at::Tensor rgb;        // uint8 [f, H, W, 3] source frames of the unit
   int64_t first_frame = 0, last_frame = 0;
   double start_time = 0, end_time = 0;

@@ -86,13 +86,11 @@ void VisualUnitMaker::make_chunk(int64_t first, int64_t count, int64_t sizing, i
     unit.start_time = frames_.timestamps[static_cast<size_t>(unit.first_frame - frames_.first)];
     unit.end_time = frames_.timestamps[static_cast<size_t>(unit.last_frame - frames_.first)];
     if (m.architecture == Architecture::LlavaOnevision) {
-      unit.pixels = input.pixels.narrow(0, u, 1);
       unit.positions = text_positions(next, per_unit);
       next += per_unit;
     } else {
-      const int64_t patches = per_unit * m.vision.spatial_merge_size * m.vision.spatial_merge_size;
-      unit.pixels = input.pixels.narrow(0, u * patches, patches);
-      const VisualInput one{unit.pixels, {1, input.grid_thw[1], input.grid_thw[2]}};
+      // Positions need the unit's grid only; its pixels are not kept, so each chunk's go when it is done.
+      const VisualInput one{at::Tensor(), {1, input.grid_thw[1], input.grid_thw[2]}};
       if (m.architecture == Architecture::Qwen3_VL) {
         const auto ds = features.deepstack.defined() ? features.deepstack.narrow(1, u * per_unit, per_unit) : at::Tensor();
         wrap_in_frame_prompt(backbone_, unit, ds, one, frames_.fps, next);

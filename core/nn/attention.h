@@ -2,9 +2,10 @@
 // Attention over past keys under one softmax, with grouped-query heads and the masks strategies need.
 //
 // Without probabilities, attention runs as fused calls (CPU: the flash kernel; CUDA: FlashAttention
-// for 16-bit types, memory-efficient attention for float32; no [T, S] score matrix): the keys every query sees in one call without a mask,
-// the queries' own block in a causal one, and the results merged by their log-sum-exp. With
-// probabilities, the eager path (float32 softmax, as HF's eager attention).
+// for 16-bit types, memory-efficient attention for float32; no [T, S] score matrix): the keys every
+// query sees in one call without a mask, the queries' own block in a causal one, and the results
+// merged by their log-sum-exp. With probabilities, the eager path (float32 softmax, as HF's eager
+// attention).
 
 #include <ATen/ATen.h>
 
