@@ -1,7 +1,9 @@
-"""python -m models.export (--model HF_DIR | --tiny ARCH|PRESET [--seed N]) --out DIR [--dtype float32]
+"""python -m models.export (--model HF_DIR|ORG/NAME[@REVISION] | --tiny ARCH|PRESET [--seed N]) --out DIR [--dtype float32]
 
 Writes DIR/manifest.json, vision.pt, text.pt, layers/NNN.pt and tokenizer.json; with --tiny also
 DIR/hf/ (the random Hugging Face model, its video processor and tokenizer) so anyone can compare.
+A hub id is resolved through huggingface_hub (its cache, HF_HOME, HF_HUB_OFFLINE, HF_TOKEN). DIR
+appears only once the export is complete.
 """
 
 import argparse
@@ -14,8 +16,9 @@ import warnings
 
 import torch
 
-from . import processor_config, tiny
+from . import hub, processor_config, tiny
 from .manifest import FORMAT_VERSION, build_manifest, processor_settings
+from .staging import staged
 from .trace import trace_text, trace_layers, trace_vision
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -84,7 +87,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m models.export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="a Hugging Face checkpoint directory (LLaVA-OneVision, Qwen2.5-VL or Qwen3-VL)")
+    source.add_argument("--model", help="a Hugging Face checkpoint (LLaVA-OneVision, Qwen2.5-VL or Qwen3-VL): its "
+                                        "directory, or its hub id ORG/NAME[@REVISION]")
     source.add_argument("--tiny", choices=ARCHITECTURES + tuple(tiny.PRESETS),
                         help="a tiny random-weight model of this architecture, or a named variant "
                              "(llava_onevision_196: 196 tokens per 384 px frame, as the real model)")
@@ -96,21 +100,35 @@ def main(argv=None):
     parser.add_argument("--tiny-set", action="append", default=[], metavar="KEY=VALUE",
                         help="change a tiny config value, e.g. text_config.num_hidden_layers=4 (repeatable)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32")
-    parser.add_argument("--out", required=True, help="export directory (created)")
+    parser.add_argument("--out", required=True, help="export directory (created when the export is complete; "
+                                                      "an earlier export there is replaced)")
     args = parser.parse_args(argv)
     if args.weight_std is not None and (not args.tiny or not args.weight_std > 0):
         parser.error("--weight-std needs --tiny and a positive value")
 
     warnings.filterwarnings("ignore", message=".*TorchScript.*")  # deprecated upstream; torch is pinned
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     start = time.time()
+    model_dir, source, hub_record = args.model, args.model, None
+    named = hub.parse(args.model) if args.model else None
+    if named:
+        model_dir, commit = hub.resolve(*named)
+        source, hub_record = f"{named[0]}@{commit}", {"repo_id": named[0], "revision": named[1] or "main",
+                                                      "commit": commit}
+    with staged(args.out) as out:
+        architecture = export(args, model_dir, source, hub_record, out)
+    print(f"exported {architecture} ({args.dtype}, format {FORMAT_VERSION}) to {args.out} in {time.time() - start:.1f} s",
+          file=sys.stderr)
+
+
+def export(args, model_dir, source, hub_record, out):
+    """Writes the export into `out`; returns the architecture."""
     dtype = DTYPES[args.dtype]
     if args.tiny:
         model, processor, tokenizer = make_tiny(args.tiny, args.seed, args.tiny_set, out / "hf", args.weight_std)
         model = model.to(dtype)
+        source = f"tiny:{args.tiny}:seed={args.seed}" + (f":std={args.weight_std}" if args.weight_std is not None else "")
     else:
-        model, processor, tokenizer = load_checkpoint(args.model, dtype)
+        model, processor, tokenizer = load_checkpoint(model_dir, dtype)
     architecture = model.config.model_type
 
     with torch.no_grad():
@@ -122,14 +140,11 @@ def main(argv=None):
             traced.save(str(out / layer_files[-1]))
         trace_vision(model, architecture, dtype).save(str(out / "vision.pt"))
     shutil.copyfile(tokenizer, out / "tokenizer.json")
-    manifest = build_manifest(model, processor, architecture, args.dtype, layer_files,
-                              source=args.model or f"tiny:{args.tiny}:seed={args.seed}"
-                              + (f":std={args.weight_std}" if args.weight_std is not None else ""))
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    tmp.replace(out / "manifest.json")  # written last: a manifest means a complete export
-    print(f"exported {architecture} ({args.dtype}, format {FORMAT_VERSION}) to {out} in {time.time() - start:.1f} s",
-          file=sys.stderr)
+    manifest = build_manifest(model, processor, architecture, args.dtype, layer_files, source=source)
+    if hub_record:
+        manifest["hub"] = hub_record
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")  # the folder is renamed into place after
+    return architecture
 
 
 if __name__ == "__main__":
