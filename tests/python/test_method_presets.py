@@ -149,3 +149,18 @@ def test_qwen3_vl_variants_are_their_method_in_qwen3_vls_template(svqa_bin, root
     assert variant["stream"]["sink_prompt"] == f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n"
     user_after_video = original["stream"]["answer_prompt"].removesuffix("<|im_end|><|im_start|>assistant\n")
     assert variant["stream"]["answer_prompt"] == user_after_video + "<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_every_preset_names_its_references_sampling_and_resolution(root):
+    """Each preset says, in a `# Frames` comment, how its reference samples and sizes frames, and the table of
+    docs/video_input.md has a row naming it (by name or by a `*` pattern)."""
+    import fnmatch
+    import re
+
+    doc = (root / "docs" / "video_input.md").read_text()
+    section = doc.split("## Each reference's sampling and resolution", 1)[1].split("\n## ", 1)[0]
+    named = [re.findall(r"`([\w*]+\.yaml)`", row.split("|")[1]) for row in section.splitlines() if row.startswith("| `")]
+    patterns = [p for row in named for p in row]
+    for f in sorted((root / "experiments" / "methods").glob("*.yaml")):
+        assert any(line.startswith("# Frames") for line in f.read_text().splitlines()), f.name
+        assert any(fnmatch.fnmatch(f.name, p) for p in patterns), f"{f.name}: no row in docs/video_input.md"
