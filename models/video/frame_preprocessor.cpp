@@ -83,12 +83,12 @@ void check_aspect(double h, double w, int64_t height, int64_t width) {
 // The rule both smart_resizes share: sides rounded (halves to even) to multiples of `factor`, then,
 // if t_bar · h · w leaves [min_pixels, max_pixels], scaled by beta (t the clip's frame count).
 std::pair<int64_t, int64_t> fit_pixels(double t, int64_t t_bar, double h, double w, int64_t factor, int64_t min_pixels,
-                                       int64_t max_pixels) {
+                                       double max_pixels) {
   const auto f = static_cast<double>(factor);
   int64_t h_bar = round_half_even(h / f) * factor;
   int64_t w_bar = round_half_even(w / f) * factor;
-  if (t_bar * h_bar * w_bar > max_pixels) {
-    const double beta = std::sqrt(t * h * w / static_cast<double>(max_pixels));
+  if (static_cast<double>(t_bar * h_bar * w_bar) > max_pixels) {
+    const double beta = std::sqrt(t * h * w / max_pixels);
     h_bar = std::max(factor, static_cast<int64_t>(std::floor(h / beta / f)) * factor);
     w_bar = std::max(factor, static_cast<int64_t>(std::floor(w / beta / f)) * factor);
   } else if (t_bar * h_bar * w_bar < min_pixels) {
@@ -102,7 +102,7 @@ std::pair<int64_t, int64_t> fit_pixels(double t, int64_t t_bar, double h, double
 }  // namespace
 
 std::pair<int64_t, int64_t> qwen_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
-                                              int64_t max_pixels) {
+                                              double max_pixels) {
   const auto h = static_cast<double>(height), w = static_cast<double>(width);
   check_aspect(h, w, height, width);
   return fit_pixels(1.0, 1, h, w, factor, min_pixels, max_pixels);
@@ -121,7 +121,7 @@ std::pair<int64_t, int64_t> qwen3_smart_resize(int64_t frames, int64_t height, i
   }
   check_aspect(h, w, height, width);
   const int64_t t_bar = round_half_even(static_cast<double>(frames) / static_cast<double>(temporal_factor)) * temporal_factor;
-  return fit_pixels(static_cast<double>(frames), t_bar, h, w, factor, min_pixels, max_pixels);
+  return fit_pixels(static_cast<double>(frames), t_bar, h, w, factor, min_pixels, static_cast<double>(max_pixels));
 }
 
 VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
@@ -143,7 +143,8 @@ VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int6
       spec.resize == ImageSpec::Resize::Qwen3Smart
           ? qwen3_smart_resize(clip_frames > 0 ? clip_frames : frames.size(0), frames.size(2), frames.size(3),
                                spec.temporal_patch_size, spec.factor, spec.min_pixels, spec.max_pixels)
-          : qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels, spec.max_pixels);
+          : qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels,
+                              static_cast<double>(spec.max_pixels));
   return patchify_qwen(rescale_and_normalize(resize_like_torchvision(frames, height, width), spec), spec);
 }
 

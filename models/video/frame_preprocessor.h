@@ -20,9 +20,10 @@ namespace svqa {
 VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
 
 // Qwen2-VL's smart_resize: (height, width) as multiples of `factor` with height * width in
-// [min_pixels, max_pixels], aspect ratio kept as closely as possible.
+// [min_pixels, max_pixels], aspect ratio kept as closely as possible. max_pixels may be fractional, as
+// qwen-vl-utils' per-frame video budget is (total_pixels / frames · 2): the scale is computed from it.
 std::pair<int64_t, int64_t> qwen_smart_resize(int64_t height, int64_t width, int64_t factor, int64_t min_pixels,
-                                              int64_t max_pixels);
+                                              double max_pixels);
 
 // Qwen3-VL's smart_resize: as Qwen2-VL's, with the pixel limits applied to t' · h · w, t' the frame
 // count rounded to whole temporal patches, and frames under `factor` per side first scaled up.
