@@ -1,8 +1,14 @@
 """Checks of what `svqa report` writes, shared by the tests that run one: the figures (every format,
-every run's label present in the SVG, no two labels' boxes overlapping, axes holding every point with
-a margin) and the LaTeX table (compiled with pdflatex)."""
+every run's label present in the SVG, no two texts overlapping and none over the legend, no series
+hidden under an identical one, axes holding every point with a margin and no negative tick, a caption
+naming benchmark, backbone and budget) and the LaTeX table (compiled with pdflatex, no overfull box)."""
 
+import csv
+import itertools
 import json
+import math
+import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -40,9 +46,91 @@ def boxes_overlap(a, b):
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+def rotated(box, degrees, cx, cy):
+    """`box` rotated about (cx, cy) by `degrees` as SVG's rotate() does (y down)."""
+    a = math.radians(degrees)
+    corners = [(box[0], box[1]), (box[2], box[1]), (box[0], box[3]), (box[2], box[3])]
+    xs = [cx + (x - cx) * math.cos(a) - (y - cy) * math.sin(a) for x, y in corners]
+    ys = [cy + (x - cx) * math.sin(a) + (y - cy) * math.cos(a) for x, y in corners]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def svg_text_boxes(path):
+    """Every <text> of an SVG as (text, ink box, ids of the groups holding it), rotations applied."""
+    root = ET.parse(path).getroot()
+    out = []
+
+    def walk(el, groups, at):
+        if el.tag == SVG + "g":
+            groups = groups + [el.get("id", "")]
+            shift = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", el.get("transform", ""))
+            if shift:  # mathtext draws its text in a translated group, one <tspan> per glyph
+                at = (at[0] + float(shift.group(1)), at[1] + float(shift.group(2)))
+        if el.tag == SVG + "text":
+            spans = list(el.iter(SVG + "tspan"))
+            style = el.get("style") or (spans[0].get("style", "") if spans else "")
+            size = float(re.search(r"font-size:\s*([\d.]+)px", style).group(1))
+            family = re.search(r"font-family:\s*'([^']+)'", style)
+            anchor = re.search(r"text-anchor:\s*(\w+)", style)
+            text = "".join(t.text or "" for t in spans) if spans else "".join(el.itertext())
+            x, y = float(el.get("x", 0)) + at[0], float(el.get("y", 0)) + at[1]
+            box = text_box(text, x, y, size, anchor.group(1) if anchor else "start",
+                           family.group(1) if family else "DejaVu Sans")
+            turn = re.search(r"rotate\(([-\d.]+)[ ,]+([-\d.]+)[ ,]+([-\d.]+)\)", el.get("transform", ""))
+            if turn:
+                box = rotated(box, float(turn.group(1)), float(turn.group(2)), float(turn.group(3)))
+            out.append((text, box, groups))
+            return
+        for child in el:
+            walk(child, groups, at)
+
+    walk(root, [], (0.0, 0.0))
+    return out
+
+
+def check_figure_layout(out, svg_name, series_points=None):
+    """One figure as a reviewer reads it: no two texts overlap (tick labels, axis labels, point
+    labels, title, legend, caption), no text outside the legend lies over it, no tick is negative
+    (every axis here counts or times something), a caption names benchmark, backbone and budget, and
+    no series hides under another with the same points (`series_points`: name -> points, from the
+    figure's data), which would leave two legend entries for one visible line."""
+    texts = [t for t in svg_text_boxes(out / svg_name) if t[0].strip()]
+    for (ta, a, _), (tb, b, _) in itertools.combinations(texts, 2):
+        assert not boxes_overlap(a, b), (svg_name, "texts overlap", ta, tb)
+    legend = [t for t in texts if any(g.startswith("legend") for g in t[2])]
+    if legend:
+        size = max(b[3] - b[1] for _, b, _ in legend)
+        box = (min(b[0] for _, b, _ in legend) - 2.5 * size, min(b[1] for _, b, _ in legend),
+               max(b[2] for _, b, _ in legend), max(b[3] for _, b, _ in legend))
+        for text, b, groups in texts:
+            if not any(g.startswith("legend") for g in groups):
+                assert not boxes_overlap(b, box), (svg_name, "text over the legend", text)
+    for text, _, groups in texts:
+        if any(g.startswith(("xtick", "ytick")) for g in groups):
+            assert not text.startswith(("\u2212", "-")), (svg_name, "negative tick", text)
+    captions = [t[0] for t in texts if "caption" in t[2]]
+    assert len(captions) == 1 and all(f"{k}:" in captions[0] for k in ("benchmark", "backbone", "budget")), \
+        (svg_name, "caption", captions)
+    entries = {t[0] for t in legend}
+    for a, b in itertools.combinations(sorted(series_points or {}), 2):
+        if len(series_points[a]) > 1 and sorted(series_points[a]) == sorted(series_points[b]):
+            assert not (a in entries and b in entries), (svg_name, "identical series, one hidden", a, b)
+
+
+def figure_series(out):
+    """figures.csv's series: figure -> series -> sorted points."""
+    series = {}
+    with open(out / "figures.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            if row["series"]:
+                series.setdefault(row["figure"], {}).setdefault(row["series"], []).append((row["x"], row["y"]))
+    return series
+
+
 def check_figures(out, labels, accuracy_figures=("accuracy_vs_memory", "accuracy_vs_inference")):
     """The accuracy figures in every format, each run's label in its SVG once, no two labels
-    overlapping; every figure's axes hold its points with a margin."""
+    overlapping; every figure laid out as check_figure_layout says, its axes holding its points with
+    a margin, an accuracy axis at least 5 points tall."""
     listing = json.loads((out / "figures.json").read_text())
     by_name = {f["name"]: f for f in listing["figures"]}
     for name in accuracy_figures:
@@ -62,9 +150,21 @@ def check_figures(out, labels, accuracy_figures=("accuracy_vs_memory", "accuracy
         for i in range(len(boxes)):
             for j in range(i + 1, len(boxes)):
                 assert not boxes_overlap(boxes[i][1], boxes[j][1]), (name, boxes[i], boxes[j])
+    series = figure_series(out)
     for f in listing["figures"]:
         check_axes(f)
+        check_figure_layout(out, f"{f['name']}.svg", series.get(f["name"]))
+        if f["name"].startswith("accuracy_vs"):
+            assert f["ylim"][1] - f["ylim"][0] >= 5, (f["name"], "accuracy axis", f["ylim"])
+        for path in f["files"]:
+            assert (pathlib.Path(path).stat().st_mode & 0o777) == (0o666 & ~current_umask()), (path, "mode")
     return by_name
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def check_axes(figure):
