@@ -180,13 +180,16 @@ def check_axes(figure):
 
 
 def check_latex_compiles(out, tmp_path):
-    """report.tex inside a minimal document compiles with pdflatex (Debian's texlive, scripts/setup.sh)."""
+    """report.tex inside a minimal one-column article compiles with pdflatex (Debian's texlive,
+    scripts/setup.sh), every table inside the column: no overfull box."""
     pdflatex = shutil.which("pdflatex")
     assert pdflatex, "pdflatex missing: scripts/setup.sh installs texlive-latex-base and texlive-latex-recommended"
     doc = tmp_path / "table.tex"
-    doc.write_text("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
+    doc.write_text("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
                    f"\\begin{{document}}\n\\input{{{out / 'report.tex'}}}\n\\end{{document}}\n")
     r = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-output-directory", tmp_path, doc],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout[-3000:]
     assert (tmp_path / "table.pdf").stat().st_size > 0
+    log = (tmp_path / "table.log").read_text(errors="replace")
+    assert "Overfull \\hbox" not in log, log[log.index("Overfull"):][:600]
