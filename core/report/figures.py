@@ -25,6 +25,7 @@ import os
 import pathlib
 import sys
 import tempfile
+import textwrap
 from collections import OrderedDict
 
 import matplotlib
@@ -56,6 +57,12 @@ def literal(text):
     """`text` as matplotlib draws it verbatim: dollars escaped, so no mathtext (which fails on an
     odd count and eats an even one)."""
     return text.replace("$", r"\$")
+
+
+def legend_name(name):
+    """A series' name in the legend, wrapped at 30 characters: a long one (runs named together)
+    would otherwise squeeze the axes."""
+    return literal(textwrap.fill(name, 30, break_long_words=False))
 
 
 def read_rows(path):
@@ -194,7 +201,7 @@ def accuracy_figure(ax, rows):
     for k, (name, pts) in enumerate(series.items()):
         pts = sorted(pts, key=lambda r: (r["x"], r["y"]))
         ax.plot([p["x"] for p in pts], [p["y"] for p in pts], marker=MARKERS[k % len(MARKERS)], ms=5, lw=1,
-                label=literal(name), color=f"C{k % 10}")
+                label=legend_name(name), color=f"C{k % 10}")
         for p in pts:
             points.append((p["x"], p["y"]))
             labels.append(p["label"])
@@ -212,7 +219,7 @@ def line_figure(ax, name, rows):
         xs = [p["x"] for p in pts]
         stacked = len(set(xs)) < len(xs)
         ax.plot(xs, [p["y"] for p in pts], marker=MARKERS[k % len(MARKERS)] if stacked or len(pts) <= 40 else None,
-                ms=3.5, lw=0 if stacked else 1, label=literal(series), color=f"C{k % 10}",
+                ms=3.5, lw=0 if stacked else 1, label=legend_name(series), color=f"C{k % 10}",
                 drawstyle="steps-mid" if name == "retrieval_temporal_bias" else "default")
     marks = [r for r in rows if not r["series"]]
     for r in marks:

@@ -1,6 +1,7 @@
 #include "core/report/report_tables.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,7 +14,11 @@
 namespace svqa {
 namespace {
 
-std::string number(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : ""; }
+// Fixed digits; a magnitude past 1e12 (a hostile record's) in exponent form, not 300 digits.
+std::string number(std::optional<double> v, int digits) {
+  if (!v) return "";
+  return std::abs(*v) < 1e12 ? fmt::format("{:.{}f}", *v, digits) : fmt::format("{:.4g}", *v);
+}
 
 std::string percent(std::optional<double> v) { return v ? number(*v * 100, 1) : ""; }
 

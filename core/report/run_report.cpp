@@ -23,7 +23,10 @@ namespace {
 
 bool is_run_dir(const fs::path& p) { return fs::is_regular_file(p / "config.yaml") && fs::is_regular_file(p / "predictions.jsonl"); }
 
-std::optional<double> mean(double sum, int64_t n) { return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt; }
+// Empty where nothing was measured, or where the sum left the doubles (no figure can draw it).
+std::optional<double> mean(double sum, int64_t n) {
+  return n && std::isfinite(sum) ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+}
 
 // A grid run's settings from its name ("<experiment>__key=value__label"), the `label` axis left out.
 std::vector<std::pair<std::string, std::string>> name_settings(const std::string& name) {
@@ -110,10 +113,11 @@ void add_measurements(RunSummary& r, const std::vector<PredictionRecord>& record
     const bool warm_up = seen_of_stream[rec.stream]++ == 0 && questions_of_stream[rec.stream] > 1;
     const bool timed = !warm_up && std::isfinite(t.ttft_s);
     if (rec.time && *rec.time > 0 && std::isfinite(*rec.time)) {
-      ++with_time;
-      // Each count as a double before adding: two int64 byte counts near their limit overflow.
-      gb_per_hour += (static_cast<double>(rec.memory->ram_bytes) + static_cast<double>(rec.memory->disk_bytes)) / 1e9 /
-                     (*rec.time / 3600);
+      // Each count as a double before adding: two int64 byte counts near their limit overflow. A
+      // time near zero makes the rate infinite: not a measurement, left out.
+      const double gb_rate = (static_cast<double>(rec.memory->ram_bytes) + static_cast<double>(rec.memory->disk_bytes)) /
+                          1e9 / (*rec.time / 3600);
+      if (std::isfinite(gb_rate)) gb_per_hour += gb_rate, ++with_time;
       if (timed) r.ttft_by_time.push_back({*rec.time, t.ttft_s});
       for (const auto& layer : rec.retrieved)
         for (const int64_t id : layer)
@@ -121,8 +125,8 @@ void add_measurements(RunSummary& r, const std::vector<PredictionRecord>& record
             r.retrieved_age.push_back(std::clamp((*rec.time - span->second.second) / *rec.time, 0.0, 1.0));
     }
     if (timed) ttft.push_back(t.ttft_s);
-    if (!warm_up && std::isfinite(t.encode_s) && t.encode_s > 0 && t.encode_frames > 0)
-      fps.push_back(static_cast<double>(t.encode_frames) / t.encode_s);
+    const double frame_rate = t.encode_s > 0 && t.encode_frames > 0 ? static_cast<double>(t.encode_frames) / t.encode_s : 0;
+    if (!warm_up && frame_rate > 0 && std::isfinite(frame_rate)) fps.push_back(frame_rate);
     if (!rec.retrieval_scores.empty())
       r.traces.push_back({rec.stream, rec.question_id, rec.time.value_or(0), rec.retrieval_scores});
   }
