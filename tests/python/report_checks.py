@@ -23,15 +23,44 @@ SVG = "{http://www.w3.org/2000/svg}"
 def svg_texts(path, group_prefix=""):
     """The <text> elements of an SVG (those inside groups whose id starts with `group_prefix`):
     (text, x, y, font size, anchor, font family), positions in SVG units, (x, y) on the baseline."""
+    return [t[0] for t in svg_text_elements(path) if any(g.startswith(group_prefix) for g in t[1])]
+
+
+def svg_text_elements(path):
+    """Every <text> of an SVG as ((text, x, y, size, anchor, family), ids of the groups holding it,
+    rotation (degrees, centre) or None). Mathtext (a label with `$...$`) is a translated group of one
+    <tspan> per glyph; a line of a multi-line text is placed by its transform."""
     out = []
-    groups = [g for g in ET.parse(path).getroot().iter(SVG + "g") if g.get("id", "").startswith(group_prefix)]
-    for el in {id(t): t for g in groups for t in g.iter(SVG + "text")}.values():
-        style = el.get("style", "")
+
+    def walk(el, groups, at):
+        if el.tag == SVG + "g":
+            groups = groups + [el.get("id", "")]
+            shift = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", el.get("transform", ""))
+            if shift:
+                at = (at[0] + float(shift.group(1)), at[1] + float(shift.group(2)))
+        if el.tag != SVG + "text":
+            for child in el:
+                walk(child, groups, at)
+            return
+        spans = list(el.iter(SVG + "tspan"))
+        style = el.get("style") or (spans[0].get("style", "") if spans else "")
         size = float(re.search(r"font-size:\s*([\d.]+)px", style).group(1))
         family = re.search(r"font-family:\s*'([^']+)'", style)
         anchor = re.search(r"text-anchor:\s*(\w+)", style)
-        out.append(("".join(el.itertext()), float(el.get("x", 0)), float(el.get("y", 0)), size,
-                    anchor.group(1) if anchor else "start", family.group(1) if family else "DejaVu Sans"))
+        text = "".join(t.text or "" for t in spans) if spans else "".join(el.itertext())
+        x, y = float(el.get("x", 0)) + at[0], float(el.get("y", 0)) + at[1]
+        transform = el.get("transform", "")
+        moved = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", transform)
+        if moved:
+            x, y = x + float(moved.group(1)), y + float(moved.group(2))
+        turn = re.search(r"rotate\(([-\d.]+)(?:[ ,]+([-\d.]+)[ ,]+([-\d.]+))?\)", transform)
+        rotation = None
+        if turn:
+            rotation = (float(turn.group(1)),) + ((float(turn.group(2)), float(turn.group(3))) if turn.group(2) else (x, y))
+        out.append(((text, x, y, size, anchor.group(1) if anchor else "start",
+                     family.group(1) if family else "DejaVu Sans"), groups, rotation))
+
+    walk(ET.parse(path).getroot(), [], (0.0, 0.0))
     return out
 
 
@@ -57,41 +86,12 @@ def rotated(box, degrees, cx, cy):
 
 def svg_text_boxes(path):
     """Every <text> of an SVG as (text, ink box, ids of the groups holding it), rotations applied."""
-    root = ET.parse(path).getroot()
     out = []
-
-    def walk(el, groups, at):
-        if el.tag == SVG + "g":
-            groups = groups + [el.get("id", "")]
-            shift = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", el.get("transform", ""))
-            if shift:  # mathtext draws its text in a translated group, one <tspan> per glyph
-                at = (at[0] + float(shift.group(1)), at[1] + float(shift.group(2)))
-        if el.tag == SVG + "text":
-            spans = list(el.iter(SVG + "tspan"))
-            style = el.get("style") or (spans[0].get("style", "") if spans else "")
-            size = float(re.search(r"font-size:\s*([\d.]+)px", style).group(1))
-            family = re.search(r"font-family:\s*'([^']+)'", style)
-            anchor = re.search(r"text-anchor:\s*(\w+)", style)
-            text = "".join(t.text or "" for t in spans) if spans else "".join(el.itertext())
-            x, y = float(el.get("x", 0)) + at[0], float(el.get("y", 0)) + at[1]
-            box = text_box(text, x, y, size, anchor.group(1) if anchor else "start",
-                           family.group(1) if family else "DejaVu Sans")
-            transform = el.get("transform", "")
-            moved = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", transform)
-            if moved:  # a line of a multi-line text: placed by its transform, not x and y
-                x, y = x + float(moved.group(1)), y + float(moved.group(2))
-                box = text_box(text, x, y, size, anchor.group(1) if anchor else "start",
-                               family.group(1) if family else "DejaVu Sans")
-            turn = re.search(r"rotate\(([-\d.]+)(?:[ ,]+([-\d.]+)[ ,]+([-\d.]+))?\)", transform)
-            if turn:
-                cx, cy = (float(turn.group(2)), float(turn.group(3))) if turn.group(2) else (x, y)
-                box = rotated(box, float(turn.group(1)), cx, cy)
-            out.append((text, box, groups))
-            return
-        for child in el:
-            walk(child, groups, at)
-
-    walk(root, [], (0.0, 0.0))
+    for attrs, groups, rotation in svg_text_elements(path):
+        box = text_box(*attrs)
+        if rotation:
+            box = rotated(box, *rotation)
+        out.append((attrs[0], box, groups))
     return out
 
 
