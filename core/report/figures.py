@@ -117,9 +117,10 @@ def nonnegative_ticks(ax):
             axis.set_ticks([t for t in axis.get_majorticklocs() if t >= 0 and limits[0] <= t <= limits[1]])
 
 
-def series_of(rows):
+def series_of(rows, keep_all=False):
     """Each series' rows, in first-seen order; series of two points or more with the same points are
-    one, named together ("A = B"), so none hides under the other."""
+    one, named together ("A = B"), so none hides under the other. `keep_all`: the one series holds
+    every merged series' rows (the accuracy figures label each run's points), else the first's."""
     series = OrderedDict()
     for row in rows:
         if row["series"]:
@@ -129,7 +130,7 @@ def series_of(rows):
         key = tuple(sorted((p["x"], p["y"]) for p in pts))
         if len(pts) > 1 and key in seen:
             first = seen[key]
-            merged[f"{first} = {name}"] = merged.pop(first) if first in merged else pts
+            merged[f"{first} = {name}"] = merged.pop(first) + (pts if keep_all else [])
             seen[key] = f"{first} = {name}"
             continue
         seen.setdefault(key, name)
@@ -192,7 +193,7 @@ def place_labels(fig, ax, points, labels, taken, gid):
 
 
 def accuracy_figure(ax, rows):
-    series = series_of(rows)
+    series = series_of(rows, keep_all=True)
     xs = [r["x"] for r in rows]
     log = min(xs) > 0 and max(xs) / min(xs) > 30
     if log:
