@@ -33,6 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 # Text stays text in the SVG (a paper's editor can change it; tests read it), and embeds as
@@ -110,10 +111,12 @@ def bounded(values, floor, ceiling, min_span):
 
 
 def nonnegative_ticks(ax):
-    """No tick below zero on the axes of counts, times, accuracies and shares (their margin may
-    reach below it); on a linear axis only."""
+    """At most 6 ticks at round steps (a narrow axes' tick labels otherwise run together), none below
+    zero on the axes of counts, times, accuracies and shares (their margin may reach below it); on a
+    linear axis only."""
     for axis, scale, limits in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()), (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
         if scale == "linear":
+            axis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
             axis.set_ticks([t for t in axis.get_majorticklocs() if t >= 0 and limits[0] <= t <= limits[1]])
 
 
