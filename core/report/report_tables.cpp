@@ -22,11 +22,11 @@ std::string number(std::optional<double> v, int digits) {
 
 std::string percent(std::optional<double> v) { return v ? number(*v * 100, 1) : ""; }
 
-// "12.5 (10.1–14.0)": the median and the range of a timing; `dash` separates the range.
-std::string spread_text(const std::optional<Spread>& s, int digits, const std::string& dash = "–") {
+// "12.5 (10.1–14.0)": the median and the range of a timing.
+std::string spread_text(const std::optional<Spread>& s, int digits) {
   if (!s) return "";
   if (s->n == 1) return number(s->median, digits);
-  return number(s->median, digits) + " (" + number(s->min, digits) + dash + number(s->max, digits) + ")";
+  return number(s->median, digits) + " (" + number(s->min, digits) + "–" + number(s->max, digits) + ")";
 }
 
 std::string md_cell(std::string v) {
