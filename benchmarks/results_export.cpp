@@ -45,9 +45,19 @@ void each_streamingbench_question(nlohmann::json& entries, std::map<std::string,
 
 }  // namespace
 
-std::map<std::string, const Prediction*> predictions_by_id(const std::vector<Prediction>& records) {
+std::map<std::string, const Prediction*> predictions_by_id(const std::vector<Prediction>& records, ExportCounts& counts) {
   std::map<std::string, const Prediction*> out;
-  for (const auto& r : records) out[r.question_id] = &r;
+  std::map<std::string, std::pair<bool, bool>> repeated;  // id -> (repeated, some differ)
+  for (const auto& r : records) {
+    const Prediction*& slot = out[r.question_id];
+    if (slot) {
+      auto& [again, differ] = repeated[r.question_id];
+      again = true;
+      differ = differ || slot->output != r.output || slot->error.empty() != r.error.empty();
+    }
+    slot = &r;
+  }
+  for (const auto& [_, state] : repeated) counts.duplicates += state.first, counts.conflicting += state.second;
   return out;
 }
 

@@ -22,10 +22,13 @@ struct ExportCounts {
   int64_t written = 0;  // responses written
   int64_t missing = 0;  // questions without a prediction: left out (OVO-Bench) or without the key
   int64_t errored = 0;  // error records: null (OVO-Bench; the official scorer counts it wrong) or left out
+  // Questions with several predictions (a resumed or merged run's repeats): the last is exported;
+  // `conflicting` of them have predictions that differ (answer, or answer vs error).
+  int64_t duplicates = 0, conflicting = 0;
 };
 
-// Predictions by question id (the last of several counts, as svqa score).
-std::map<std::string, const Prediction*> predictions_by_id(const std::vector<Prediction>& records);
+// Predictions by question id (the last of several counts, as svqa score); counts the repeats.
+std::map<std::string, const Prediction*> predictions_by_id(const std::vector<Prediction>& records, ExportCounts& counts);
 
 // `annotations`: ovo_bench_new.json as read. A record without any prediction is left out; a probe
 // without one, inside a record that has some, gets response null.

@@ -12,6 +12,7 @@
 #include "benchmarks/answer_parsing.h"
 #include "benchmarks/ovobench.h"
 #include "benchmarks/ovobench_rules.h"
+#include "benchmarks/results_export.h"
 
 namespace svqa {
 namespace {
@@ -157,6 +158,26 @@ TEST_CASE("OVO-Bench records that cannot be asked are named with their field", "
   CHECK(streams[0].questions.size() == 1);
   CHECK_THROWS_WITH(OvoBench(o).streams(), Catch::Contains("[0].task"));
   fs::remove(file);
+}
+
+}  // namespace svqa
+
+namespace svqa {
+
+TEST_CASE("results export: a question with several predictions is counted, the last exported", "[benchmarks]") {
+  std::vector<Prediction> records(4);
+  records[0].question_id = "1", records[0].output = "A";
+  records[1].question_id = "2", records[1].output = "B";
+  records[2].question_id = "1", records[2].output = "C";  // a repeat that differs
+  records[3].question_id = "2", records[3].output = "B";  // a repeat that agrees
+  ExportCounts counts;
+  const auto by_id = predictions_by_id(records, counts);
+  CHECK(by_id.at("1")->output == "C");
+  CHECK(counts.duplicates == 2);
+  CHECK(counts.conflicting == 1);
+  ExportCounts once;
+  predictions_by_id({records[0], records[1]}, once);
+  CHECK(once.duplicates == 0);
 }
 
 }  // namespace svqa

@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/run/progress.h"
+#include "core/report/report_figures.h"
 #include "core/report/report_tables.h"
 #include "core/report/run_report.h"
 
@@ -95,12 +97,18 @@ TEST_CASE("the report table: a row per run by display name, the union of categor
   CHECK(csv.find(",5.25,2,yes,") != std::string::npos);
   CHECK(csv.find("broken") == std::string::npos);  // listed in the markdown, not a row of numbers
 
+  // LaTeX: every measure the markdown has (tokens held and attended, GB/h with its unit), headers on
+  // two short lines, each timing's range under its median: narrow enough for one column.
   const std::string tex = report_latex(runs);
-  CHECK(tex.find("\\begin{tabular}{lrrrrrr}\n\\toprule\nMethod & Acc. & Counting & Object Recognition & Memory & TTFT & Encode \\\\\n\\midrule\n") !=
+  CHECK(tex.find("\\begin{tabular}{lrrrrrrrr}\n\\toprule\n"
+                 "Method & Acc. & Counting & Object Recognition & Mem. & Inf. & Mem. & TTFT & Enc. \\\\\n"
+                 " & \\% & \\% & \\% & tok. & tok. & GB/h & s & fps \\\\\n\\midrule\n") != std::string::npos);
+  CHECK(tex.find("MuKV (paper) \\& co & 25.0 & 0.0 & 50.0 & 1000 & 200 & 0.500 & "
+                 "\\begin{tabular}[t]{@{}r@{}}0.250$^\\dagger$\\\\[-2pt]{\\scriptsize 0.200--0.312}\\end{tabular} & "
+                 "\\begin{tabular}[t]{@{}r@{}}12.5$^\\dagger$\\\\[-2pt]{\\scriptsize 10.0--14.0}\\end{tabular} \\\\\n") !=
         std::string::npos);
-  CHECK(tex.find("MuKV (paper) \\& co & 25.0 & 0.0 & 50.0 & 0.500 & 0.250 (0.200--0.312)$^\\dagger$ & 12.5 (10.0--14.0)$^\\dagger$ \\\\\n") !=
-        std::string::npos);
-  CHECK(tex.find("\\bottomrule\n\\end{tabular}") != std::string::npos);
+  CHECK(tex.find("\\bottomrule\n\\end{tabular}}\n\\end{\\svqatable}") != std::string::npos);
+  CHECK(tex.find("\\begin{\\svqatable}[t]") != std::string::npos);  // table, or table* where the paper defines it so
 }
 
 TEST_CASE("runs sharing a display name show the settings that tell them apart", "[report]") {
@@ -150,4 +158,39 @@ TEST_CASE("no two report rows read alike: a name shared by runs in two places ge
 
 TEST_CASE("LaTeX: special characters escaped", "[report]") {
   CHECK(latex_escape("a_b & 50% #1 {x} ~^\\") == "a\\_b \\& 50\\% \\#1 \\{x\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}");
+  CHECK(latex_escape("$k$=4 caf\u00e9") == "\\$k\\$=4 caf\u00e9");  // Latin-1 stays: pdflatex typesets it
+  // Past Latin-1 (CJK): the text for lualatex/xelatex and its code points for pdflatex.
+  CHECK(latex_escape("ReKV \u4e2d\u6587 x") == "ReKV \\svqaunicode{\u4e2d\u6587}{U+4E2D U+6587} x");
+  CHECK(latex_escape("\U0001F600") == "\\svqaunicode{\U0001F600}{U+1F600}");
+}
+
+TEST_CASE("report rows with the same display name and settings get their run's name", "[report]") {
+  std::vector<RunSummary> runs = {run("demo", "ReKV", 3, 1, {}), run("other", "ReKV", 2, 2, {}),
+                                  run("g__retrieve_size=4", "MuKV", 1, 1, {}), run("g__retrieve_size=8", "MuKV", 1, 1, {})};
+  runs[2].settings = {{"retrieve_size", "4"}};
+  runs[3].settings = {{"retrieve_size", "8"}};
+  distinct_names(runs);
+  CHECK(runs[0].label == "ReKV (demo)");
+  CHECK(runs[1].label == "ReKV (other)");
+  CHECK(runs[2].label == "MuKV");  // the settings column tells these apart: a method over budgets stays one series
+  CHECK(runs[3].label == "MuKV");
+  const std::string md = report_markdown(runs);
+  CHECK(md.find("| ReKV (demo) |") != std::string::npos);
+  CHECK(md.find("| ReKV (other) |") != std::string::npos);
+}
+
+TEST_CASE("figure data: caption columns, the asked question, non-finite scores left out", "[report]") {
+  std::vector<RunSummary> runs = {run("a", "ReKV", 1, 1, {})};
+  runs[0].backbone = "tiny-llava_onevision";
+  runs[0].budget = "retrieve_size=8";
+  runs[0].traces.push_back({"s1", "q6", 30, {{0, 1.0}, {10, INFINITY}, {20, 3.0}}});
+  const std::string csv = figure_data_csv(runs, "");
+  CHECK(csv.rfind("figure,benchmark,backbone,budget,series,label,x,y\n", 0) == 0);
+  CHECK(csv.find("accuracy_vs_memory,streamingbench,tiny-llava_onevision,retrieve_size=8,ReKV,ReKV,1000,50\n") !=
+        std::string::npos);
+  CHECK(csv.find("retrieval_scores,streamingbench,tiny-llava_onevision,retrieve_size=8,ReKV,,0,0\n") != std::string::npos);
+  CHECK(csv.find("retrieval_scores,streamingbench,tiny-llava_onevision,retrieve_size=8,ReKV,,20,1\n") != std::string::npos);
+  CHECK(csv.find(",10,") == std::string::npos);  // the infinite score: no point, and the others still scaled
+  CHECK(csv.find("retrieval_scores,streamingbench,tiny-llava_onevision,retrieve_size=8,,s1/q6,30,\n") != std::string::npos);
+  CHECK(csv.find(",inf") == std::string::npos);
 }

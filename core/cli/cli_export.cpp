@@ -73,8 +73,8 @@ int cmd_export_results(int argc, const char* const* argv, const Registries& regi
                      "' is written as " + format);
 
   const auto records = read_predictions(run + "/predictions.jsonl");
-  const auto by_id = predictions_by_id(records);
   ExportCounts counts;
+  const auto by_id = predictions_by_id(records, counts);
   const nlohmann::json file =
       format == "ovobench"
           ? ovobench_results_file(read_json_file(annotations), by_id, counts)
@@ -85,6 +85,10 @@ int cmd_export_results(int argc, const char* const* argv, const Registries& regi
   std::cout << out << ": " << counts.written << " responses, " << counts.errored << " error records ("
             << (format == "ovobench" ? "null: the official scorer counts them wrong" : "left without an answer")
             << "), " << counts.missing << " questions without a prediction (left out)\n";
+  if (counts.duplicates)
+    std::cerr << "svqa export-results: " << run << "/predictions.jsonl: " << counts.duplicates
+              << " questions have several predictions (" << counts.conflicting
+              << " of them differ): the last of each is exported, as svqa score counts it\n";
   return 0;
 }
 

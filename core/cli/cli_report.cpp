@@ -1,12 +1,16 @@
 // `svqa report DIR...`: every run under the given directories in one comparison, rows in the grid's
 // order: report.md (also on stdout), report.csv, report.tex, and figures (PDF, SVG, PNG) drawn by
-// core/report/figures.py with matplotlib from their tidy data, figures.csv.
+// figures.py (core/report/figures.py, installed beside the binary in BIN/../share/svqa/) with
+// matplotlib from their tidy data, figures.csv.
 
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
 #include <cxxopts.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "core/io/atomic_file.h"
 #include "core/cli/cli_commands.h"
@@ -18,11 +22,32 @@
 namespace svqa {
 namespace {
 
-// --python, else $SVQA_PYTHON, else the source tree's .venv (scripts/setup.sh makes it).
+// BIN/../share/svqa of this binary: its figure script and the Python recorded for it, put there by
+// the build (build/share/svqa) and by `cmake --install` (PREFIX/share/svqa), never another checkout's.
+std::filesystem::path share_dir() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "share" / "svqa";
+}
+
+// --python, else $SVQA_PYTHON, else the one recorded at build or install (share/svqa/python).
 std::string python_of(const cxxopts::ParseResult& args) {
   if (args.count("python")) return args["python"].as<std::string>();
   if (const char* env = std::getenv("SVQA_PYTHON"); env && *env) return env;
-  return std::string(SVQA_SOURCE_DIR) + "/.venv/bin/python";
+  const auto record = share_dir() / "python";
+  std::ifstream in(record);
+  std::string python;
+  if (!std::getline(in, python) || python.empty())
+    throw std::runtime_error("figures: " + record.string() +
+                             ": no Python recorded (reinstall, or --python / SVQA_PYTHON; --no-figures for tables only)");
+  return python;
+}
+
+std::string figure_script() {
+  const auto script = share_dir() / "figures.py";
+  if (!std::filesystem::is_regular_file(script))
+    throw std::runtime_error("figures: " + script.string() +
+                             ": missing (installed beside the binary by the build and `cmake --install`; "
+                             "--no-figures for tables only)");
+  return script.string();
 }
 
 }  // namespace
@@ -37,7 +62,9 @@ int cmd_report(int argc, const char* const* argv, const Registries& registries) 
       "out", "where the tables and figures go (default: the first DIR)", cxxopts::value<std::string>())(
       "question", "STREAM/ID of the question whose retrieval scores are plotted (default: the latest asked)",
       cxxopts::value<std::string>())(
-      "python", "the Python with matplotlib that draws the figures (default: $SVQA_PYTHON, else the source tree's .venv)",
+      "python",
+      "the Python with matplotlib that draws the figures (default: $SVQA_PYTHON, else the one recorded at build or "
+      "install in BIN/../share/svqa/python)",
       cxxopts::value<std::string>())("no-figures", "tables only")("h,help", "show this help");
   options.parse_positional({"dirs"});
   options.positional_help("DIR...");
@@ -70,8 +97,7 @@ int cmd_report(int argc, const char* const* argv, const Registries& registries) 
   std::cout << "\nwritten: " << out << "/report.md, " << out << "/report.csv, " << out << "/report.tex, " << out
             << "/figures.csv";
   if (!args.count("no-figures"))
-    for (const auto& file : draw_figures(python_of(args), std::string(SVQA_SOURCE_DIR) + "/core/report/figures.py",
-                                         out + "/figures.csv", out))
+    for (const auto& file : draw_figures(python_of(args), figure_script(), out + "/figures.csv", out))
       std::cout << ", " << file;
   std::cout << "\n";
   int problems = 0;

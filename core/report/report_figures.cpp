@@ -1,6 +1,7 @@
 #include "core/report/report_figures.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -17,12 +18,15 @@
 namespace svqa {
 namespace {
 
+// The figures' tidy rows: a point of a run (its benchmark, backbone and budget name the figure's
+// caption). Non-finite values never reach the figures (summaries leave them out).
 struct Rows {
   std::ostringstream s;
-  void add(const std::string& figure, const std::string& benchmark, const std::string& series, const std::string& label,
+  void add(const std::string& figure, const RunSummary& run, const std::string& series, const std::string& label,
            double x, std::optional<double> y) {
-    s << figure << "," << csv_field(benchmark) << "," << csv_field(series) << "," << csv_field(label) << ","
-      << fmt::format("{:.9g}", x) << "," << (y ? fmt::format("{:.9g}", *y) : "") << "\n";
+    s << figure << "," << csv_field(run.benchmark) << "," << csv_field(run.backbone) << "," << csv_field(run.budget)
+      << "," << csv_field(series) << "," << csv_field(label) << "," << fmt::format("{:.9g}", x) << ","
+      << (y ? fmt::format("{:.9g}", *y) : "") << "\n";
   }
 };
 
@@ -58,7 +62,7 @@ std::pair<std::string, std::string> score_question(const std::vector<RunSummary>
 
 std::string figure_data_csv(const std::vector<RunSummary>& runs, const std::string& question) {
   Rows rows;
-  rows.s << "figure,benchmark,series,label,x,y\n";
+  rows.s << "figure,benchmark,backbone,budget,series,label,x,y\n";
   const auto names = series_names(runs);
   std::map<std::string, int> benchmarks;
   for (const auto& r : runs)
@@ -73,19 +77,19 @@ std::string figure_data_csv(const std::vector<RunSummary>& runs, const std::stri
     if (!accuracy) continue;
     const std::string suffix = benchmarks.size() > 1 ? "_" + r.benchmark : "";
     const std::string point = per_label[r.label] > 1 && !settings_text(r).empty() ? settings_text(r) : r.label;
-    if (r.memory_tokens) rows.add("accuracy_vs_memory" + suffix, r.benchmark, r.label, point, *r.memory_tokens, *accuracy * 100);
+    if (r.memory_tokens) rows.add("accuracy_vs_memory" + suffix, r, r.label, point, *r.memory_tokens, *accuracy * 100);
     if (r.inference_tokens)
-      rows.add("accuracy_vs_inference" + suffix, r.benchmark, r.label, point, *r.inference_tokens, *accuracy * 100);
+      rows.add("accuracy_vs_inference" + suffix, r, r.label, point, *r.inference_tokens, *accuracy * 100);
   }
   for (const auto& r : runs)
-    for (const auto& [time, ttft] : r.ttft_by_time) rows.add("ttft_vs_stream_time", r.benchmark, names.at(&r), "", time, ttft);
+    for (const auto& [time, ttft] : r.ttft_by_time) rows.add("ttft_vs_stream_time", r, names.at(&r), "", time, ttft);
   // Where the retrieved blocks lie: the share of them in each tenth of the past.
   for (const auto& r : runs) {
     if (r.retrieved_age.empty()) continue;
     std::vector<double> bins(10, 0.0);
     for (const double age : r.retrieved_age) bins[std::min<size_t>(9, static_cast<size_t>(age * 10))] += 1;
     for (size_t b = 0; b < bins.size(); ++b)
-      rows.add("retrieval_temporal_bias", r.benchmark, names.at(&r), "", (static_cast<double>(b) + 0.5) / 10,
+      rows.add("retrieval_temporal_bias", r, names.at(&r), "", (static_cast<double>(b) + 0.5) / 10,
                bins[b] / static_cast<double>(r.retrieved_age.size()));
   }
   const auto [stream, id] = score_question(runs, question);
@@ -93,10 +97,14 @@ std::string figure_data_csv(const std::vector<RunSummary>& runs, const std::stri
   for (const auto& r : runs)
     for (const auto& t : r.traces) {
       if (t.stream != stream || t.question_id != id || t.scores.empty()) continue;
-      double lo = t.scores[0].second, hi = lo;
-      for (const auto& [_, v] : t.scores) lo = std::min(lo, v), hi = std::max(hi, v);
-      for (const auto& [x, v] : t.scores) rows.add("retrieval_scores", r.benchmark, names.at(&r), "", x, hi > lo ? (v - lo) / (hi - lo) : 0.5);
-      if (!found) rows.add("retrieval_scores", r.benchmark, "", "asked: " + stream + "/" + id, t.time, std::nullopt);
+      // Min-max scaled over the finite scores (an infinite one would make every other NaN).
+      double lo = INFINITY, hi = -INFINITY;
+      for (const auto& [_, v] : t.scores)
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+      for (const auto& [x, v] : t.scores)
+        if (std::isfinite(v) && std::isfinite(x))
+          rows.add("retrieval_scores", r, names.at(&r), "", x, hi > lo ? (v - lo) / (hi - lo) : 0.5);
+      if (!found) rows.add("retrieval_scores", r, "", stream + "/" + id, t.time, std::nullopt);  // the question's time
       found = true;
     }
   if (!question.empty() && !found) throw std::invalid_argument("--question " + question + ": no run recorded retrieval scores for it");
@@ -122,7 +130,7 @@ std::vector<std::string> draw_figures(const std::string& python, const std::stri
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     throw std::runtime_error("figures: `" + command + "` failed (exit " + std::to_string(code) + ")" +
-                             (code == 127 ? ": no such Python (--python, or SVQA_PYTHON)" : "") +
+                             (code == 127 ? ": no such Python (--python, SVQA_PYTHON, or the one recorded in share/svqa/python)" : "") +
                              "; it needs matplotlib: .venv/bin/pip install -r requirements.txt (scripts/setup.sh does)");
   }
   std::ifstream in(out_dir + "/figures.json");

@@ -1,10 +1,10 @@
 #pragma once
 // The figures of `svqa report`: their data as one tidy CSV (figures.csv: figure, benchmark,
-// series, point label, x, y), drawn by core/report/figures.py with matplotlib into PDF and SVG (for
+// backbone, budget, series, point label, x, y), drawn by core/report/figures.py with matplotlib into PDF and SVG (for
 // papers) and PNG (quick looks), plus figures.json (each figure's axes limits, points and labels).
 //   accuracy_vs_memory[_<benchmark>]     accuracy against K/V tokens held; a point per run, labelled
 //   accuracy_vs_inference[_<benchmark>]  accuracy against tokens attended while answering
-//   ttft_vs_stream_time                  time to first token against when the question came
+//   ttft_vs_stream_time                  time to first token against when the question came (warm-up left out)
 //   retrieval_temporal_bias              where in the past the retrieved blocks lie (0: just before the question)
 //   retrieval_scores                     one question's block scores over stream time (--question)
 

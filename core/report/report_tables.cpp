@@ -1,6 +1,9 @@
 #include "core/report/report_tables.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -11,15 +14,19 @@
 namespace svqa {
 namespace {
 
-std::string number(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : ""; }
+// Fixed digits; a magnitude past 1e12 (a hostile record's) in exponent form, not 300 digits.
+std::string number(std::optional<double> v, int digits) {
+  if (!v) return "";
+  return std::abs(*v) < 1e12 ? fmt::format("{:.{}f}", *v, digits) : fmt::format("{:.4g}", *v);
+}
 
 std::string percent(std::optional<double> v) { return v ? number(*v * 100, 1) : ""; }
 
-// "12.5 (10.1–14.0)": the median and the range of a timing; `dash` separates the range.
-std::string spread_text(const std::optional<Spread>& s, int digits, const std::string& dash = "–") {
+// "12.5 (10.1–14.0)": the median and the range of a timing.
+std::string spread_text(const std::optional<Spread>& s, int digits) {
   if (!s) return "";
   if (s->n == 1) return number(s->median, digits);
-  return number(s->median, digits) + " (" + number(s->min, digits) + dash + number(s->max, digits) + ")";
+  return number(s->median, digits) + " (" + number(s->min, digits) + "–" + number(s->max, digits) + ")";
 }
 
 std::string md_cell(std::string v) {
@@ -171,48 +178,130 @@ std::string report_csv(const std::vector<RunSummary>& runs) {
   return s.str();
 }
 
+namespace {
+
+// A character pdflatex cannot typeset from UTF-8 with T1 fonts: anything past Latin-1 (CJK, most
+// symbols). `text` holds UTF-8; returns the code point at `i` and advances `i` past it.
+uint32_t next_code_point(const std::string& text, size_t& i) {
+  const auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  const unsigned char c = byte(i);
+  const int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+  uint32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+  for (int k = 1; k <= extra; ++k) cp = (cp << 6) | (byte(i + k) & 0x3F);
+  i += 1 + extra;
+  return cp;
+}
+
+}  // namespace
+
 std::string latex_escape(const std::string& text) {
   std::string out;
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t start = i;
+    const uint32_t cp = next_code_point(text, i);
+    if (cp > 0xFF) {
+      // Both forms: the text for lualatex/xelatex (with a font that has it), U+XXXX for pdflatex.
+      std::string codes = fmt::format("U+{:04X}", cp);
+      size_t end = i;
+      for (size_t j = i; j < text.size();) {
+        const uint32_t next = next_code_point(text, j);
+        if (next <= 0xFF) break;
+        codes += fmt::format(" U+{:04X}", next);
+        end = j;
+      }
+      out += "\\svqaunicode{" + text.substr(start, end - start) + "}{" + codes + "}";
+      i = end;
+      continue;
+    }
+    const char c = text[start];
     switch (c) {
       case '&': case '%': case '$': case '#': case '_': case '{': case '}': out += std::string("\\") + c; break;
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
       case '\\': out += "\\textbackslash{}"; break;
-      default: out += c;
+      default: out += text.substr(start, i - start);
     }
   }
   return out;
 }
 
+namespace {
+
+// One column of the LaTeX table: its header (two short lines keep the table narrow), alignment and cell.
+struct LatexColumn {
+  std::string top, bottom;
+  char align;
+  std::function<std::string(const RunSummary&)> cell;
+};
+
+// A cell of two lines: a timing's median over its range, in small type.
+std::string stacked(const std::string& top, const std::string& bottom, char align) {
+  if (bottom.empty()) return top;
+  return std::string("\\begin{tabular}[t]{@{}") + align + "@{}}" + top + "\\\\[-2pt]{\\scriptsize " + bottom +
+         "}\\end{tabular}";
+}
+
+std::string latex_spread(const std::optional<Spread>& s, int digits, const std::string& mark) {
+  if (!s) return "";
+  if (s->n == 1) return number(s->median, digits) + mark;
+  return stacked(number(s->median, digits) + mark, number(s->min, digits) + "--" + number(s->max, digits), 'r');
+}
+
+std::vector<LatexColumn> latex_columns(const Group& g) {
+  std::vector<LatexColumn> cols;
+  cols.push_back({"Method", "", 'l', [](const RunSummary& r) { return latex_escape(r.label); }});
+  if (g.settings) cols.push_back({"Settings", "", 'l', [](const RunSummary& r) { return latex_escape(settings_text(r)); }});
+  cols.push_back({"Acc.", "\\%", 'r', [](const RunSummary& r) { return percent(r.scores.overall.accuracy()); }});
+  if (g.macro) cols.push_back({"M-Avg", "\\%", 'r', [](const RunSummary& r) { return percent(r.scores.macro_accuracy); }});
+  for (const auto& c : g.categories)
+    cols.push_back({latex_escape(c), "\\%", 'r', [c](const RunSummary& r) {
+                      const Tally* t = category_tally(r, c);
+                      return t ? percent(t->accuracy()) : std::string();
+                    }});
+  if (g.recall) cols.push_back({"Recall", "\\%", 'r', [](const RunSummary& r) { return percent(r.scores.recall.recall()); }});
+  cols.push_back({"Mem.", "tok.", 'r', [](const RunSummary& r) { return number(r.memory_tokens, 0); }});
+  cols.push_back({"Inf.", "tok.", 'r', [](const RunSummary& r) { return number(r.inference_tokens, 0); }});
+  cols.push_back({"Mem.", "GB/h", 'r', [](const RunSummary& r) { return number(r.memory_gb_per_hour, 3); }});
+  cols.push_back({"TTFT", "s", 'r', [](const RunSummary& r) { return latex_spread(r.ttft_s, 3, r.busy() ? "$^\\dagger$" : ""); }});
+  cols.push_back({"Enc.", "fps", 'r', [](const RunSummary& r) { return latex_spread(r.encode_fps, 1, r.busy() ? "$^\\dagger$" : ""); }});
+  return cols;
+}
+
+}  // namespace
+
 std::string report_latex(const std::vector<RunSummary>& runs) {
   std::ostringstream s;
-  s << "% svqa report: one booktabs table per benchmark (\\usepackage{booktabs}); rows in the grid's order.\n";
+  s << "% svqa report: one booktabs table per benchmark (\\usepackage{booktabs}, graphicx); rows in the grid's order.\n"
+       "% Each table fits the column (\\linewidth), shrunk only where it is wider. Two-column papers: "
+       "\\newcommand{\\svqatable}{table*} before \\input spans the page.\n"
+       "% Characters past Latin-1 (CJK) print as U+XXXX under pdflatex and as themselves under lualatex or xelatex\n"
+       "% (with a font that has them, e.g. \\usepackage{luatexja} or fontspec).\n"
+       "\\providecommand{\\svqatable}{table}\n"
+       "\\providecommand{\\svqaunicode}[2]{\\ifdefined\\XeTeXrevision#1\\else\\ifdefined\\directlua#1\\else"
+       "\\texttt{#2}\\fi\\fi}\n"
+       "\\providecommand{\\svqafit}[1]{\\setbox0=\\hbox{#1}\\ifdim\\wd0>\\linewidth\\resizebox{\\linewidth}{!}{\\box0}"
+       "\\else\\box0\\fi}\n\n";
   for (const auto& g : groups_of(runs)) {
+    const auto cols = latex_columns(g);
     const std::string timing_note = g.busy ? " $^\\dagger$ " + latex_escape(busy_note(runs)) + "." : "";
-    s << "\\begin{table}[t]\n\\centering\n\\small\n\\caption{" << latex_escape(g.benchmark)
-      << ": accuracy (\\%) overall and per task, memory (GB per hour of stream), TTFT (s) and encode rate "
-         "(frames/s) as median (min--max) over questions, warm-up left out." << timing_note << "}\n"
-      << "\\begin{tabular}{l" << (g.settings ? "l" : "") << "r" << (g.macro ? "r" : "")
-      << std::string(g.categories.size(), 'r') << (g.recall ? "r" : "") << "rrr}\n\\toprule\n"
-      << "Method" << (g.settings ? " & Settings" : "") << " & Acc." << (g.macro ? " & M-Avg" : "");
-    for (const auto& c : g.categories) s << " & " << latex_escape(c);
-    if (g.recall) s << " & Recall";
-    s << " & Memory & TTFT & Encode \\\\\n\\midrule\n";
-    for (const auto* r : g.runs) {
-      const std::string mark = r->busy() ? "$^\\dagger$" : "";
-      s << latex_escape(r->label) << (g.settings ? " & " + latex_escape(settings_text(*r)) : "") << " & "
-        << percent(r->scores.overall.accuracy());
-      if (g.macro) s << " & " << percent(r->scores.macro_accuracy);
-      for (const auto& c : g.categories) {
-        const Tally* t = category_tally(*r, c);
-        s << " & " << (t ? percent(t->accuracy()) : "");
-      }
-      if (g.recall) s << " & " << percent(r->scores.recall.recall());
-      s << " & " << number(r->memory_gb_per_hour, 3) << " & " << spread_text(r->ttft_s, 3, "--") << mark << " & "
-        << spread_text(r->encode_fps, 1, "--") << mark << " \\\\\n";
+    s << "\\begin{\\svqatable}[t]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{3pt}\n\\caption{"
+      << latex_escape(g.benchmark)
+      << ": accuracy (\\%) overall and per task; memory as K/V tokens held (Mem.\\ tok.), tokens attended while "
+         "answering (Inf.\\ tok.) and GB per hour of stream; TTFT (s) and encode rate (frames/s) as median, "
+         "min--max below, over questions, warm-up left out."
+      << timing_note << "}\n\\svqafit{\\begin{tabular}{";
+    for (const auto& c : cols) s << c.align;
+    s << "}\n\\toprule\n";
+    for (size_t line = 0; line < 2; ++line) {
+      for (size_t k = 0; k < cols.size(); ++k) s << (k ? " & " : "") << (line ? cols[k].bottom : cols[k].top);
+      s << " \\\\\n";
     }
-    s << "\\bottomrule\n\\end{tabular}\n\\end{table}\n\n";
+    s << "\\midrule\n";
+    for (const auto* r : g.runs) {
+      for (size_t k = 0; k < cols.size(); ++k) s << (k ? " & " : "") << cols[k].cell(*r);
+      s << " \\\\\n";
+    }
+    s << "\\bottomrule\n\\end{tabular}}\n\\end{\\svqatable}\n\n";
   }
   return s.str();
 }

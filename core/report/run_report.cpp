@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,7 +23,10 @@ namespace {
 
 bool is_run_dir(const fs::path& p) { return fs::is_regular_file(p / "config.yaml") && fs::is_regular_file(p / "predictions.jsonl"); }
 
-std::optional<double> mean(double sum, int64_t n) { return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt; }
+// Empty where nothing was measured, or where the sum left the doubles (no figure can draw it).
+std::optional<double> mean(double sum, int64_t n) {
+  return n && std::isfinite(sum) ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+}
 
 // A grid run's settings from its name ("<experiment>__key=value__label"), the `label` axis left out.
 std::vector<std::pair<std::string, std::string>> name_settings(const std::string& name) {
@@ -48,6 +52,34 @@ size_t grid_position(const std::string& dir, const std::string& name) {
     for (size_t i = 0; i < j["runs"].size(); ++i)
       if (j["runs"][i] == name) return i;
   return std::numeric_limits<size_t>::max();
+}
+
+// The backbone in a caption: its export folder's name ("tiny-llava_onevision"), else its type.
+std::string backbone_name(const ExperimentConfig& cfg) {
+  const ConfigNode* options = cfg.resolved.find("backbone") ? cfg.resolved.find("backbone")->find("options") : nullptr;
+  const ConfigNode* dir = options ? options->find("export") : nullptr;
+  if (dir && dir->is_scalar() && !dir->scalar.empty()) return fs::path(dir->scalar).lexically_normal().filename().string();
+  const ComponentChoice* backbone = cfg.component("backbone");
+  return backbone ? backbone->type : "";
+}
+
+// The options that bound what a method retrieves or holds, as its config states them
+// ("retrieve_size=8", MuKV's "blocks=2+4+2", fresh frames' "frames=8", HERMES's "budget=60").
+std::string budget_text(const ConfigNode& resolved) {
+  static const std::pair<const char*, const char*> kBudgetKeys[] = {
+      {"retrieval", "retrieve_size"}, {"retrieval", "blocks"}, {"encoding", "budget"}, {"encoding", "frames"}};
+  std::string out;
+  for (const auto& [section, key] : kBudgetKeys) {
+    const ConfigNode* node = resolved.find(section);
+    node = node ? node->find("options") : nullptr;
+    node = node ? node->find(key) : nullptr;
+    if (!node) continue;
+    std::string value = node->scalar;
+    if (node->is_map())
+      for (const auto& e : node->entries) value += (value.empty() ? "" : "+") + e.value.scalar;
+    if (!value.empty()) out += (out.empty() ? "" : ", ") + std::string(key) + "=" + value;
+  }
+  return out;
 }
 
 // The measurements of one run: per-question timings (warm-up left out), memory, retrieval.
@@ -76,22 +108,25 @@ void add_measurements(RunSummary& r, const std::vector<PredictionRecord>& record
     const RecordTiming& t = *rec.timing;
     r.max_load = std::max(r.max_load, t.load_1m);
     r.cpus = std::max(r.cpus, t.cpus);
-    if (rec.time && *rec.time > 0) {
-      ++with_time;
-      gb_per_hour += static_cast<double>(rec.memory->ram_bytes + rec.memory->disk_bytes) / 1e9 / (*rec.time / 3600);
-      r.ttft_by_time.push_back({*rec.time, t.ttft_s});
+    // The first question of a stream pays the warm-up (first forward passes, allocations): left out
+    // of the timings where the stream has more.
+    const bool warm_up = seen_of_stream[rec.stream]++ == 0 && questions_of_stream[rec.stream] > 1;
+    const bool timed = !warm_up && std::isfinite(t.ttft_s);
+    if (rec.time && *rec.time > 0 && std::isfinite(*rec.time)) {
+      // Each count as a double before adding: two int64 byte counts near their limit overflow. A
+      // time near zero makes the rate infinite: not a measurement, left out.
+      const double gb_rate = (static_cast<double>(rec.memory->ram_bytes) + static_cast<double>(rec.memory->disk_bytes)) /
+                          1e9 / (*rec.time / 3600);
+      if (std::isfinite(gb_rate)) gb_per_hour += gb_rate, ++with_time;
+      if (timed) r.ttft_by_time.push_back({*rec.time, t.ttft_s});
       for (const auto& layer : rec.retrieved)
         for (const int64_t id : layer)
           if (const auto span = rec.block_spans.find(id); span != rec.block_spans.end())
             r.retrieved_age.push_back(std::clamp((*rec.time - span->second.second) / *rec.time, 0.0, 1.0));
     }
-    // The first question of a stream pays the warm-up (first forward passes, allocations): left out
-    // where the stream has more.
-    const bool warm_up = seen_of_stream[rec.stream]++ == 0 && questions_of_stream[rec.stream] > 1;
-    if (!warm_up) {
-      ttft.push_back(t.ttft_s);
-      if (t.encode_s > 0 && t.encode_frames > 0) fps.push_back(static_cast<double>(t.encode_frames) / t.encode_s);
-    }
+    if (timed) ttft.push_back(t.ttft_s);
+    const double frame_rate = t.encode_s > 0 && t.encode_frames > 0 ? static_cast<double>(t.encode_frames) / t.encode_s : 0;
+    if (!warm_up && frame_rate > 0 && std::isfinite(frame_rate)) fps.push_back(frame_rate);
     if (!rec.retrieval_scores.empty())
       r.traces.push_back({rec.stream, rec.question_id, rec.time.value_or(0), rec.retrieval_scores});
   }
@@ -156,6 +191,8 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     r.method = (encoding ? encoding->type : "?") + " + " + (retrieval ? retrieval->type : "?");
     r.label = cfg.header.label.empty() ? r.method : cfg.header.label;
     r.benchmark = benchmark->type;
+    r.backbone = backbone_name(cfg);
+    r.budget = budget_text(cfg.resolved);
     auto loaded = registries.benchmark.create(benchmark->type, benchmark->options);
     const std::vector<Stream> streams = loaded->streams();
     const auto records = read_prediction_records(dir + "/predictions.jsonl");
@@ -207,6 +244,12 @@ void distinct_names(std::vector<RunSummary>& runs) {
   for (const auto& r : runs) ++count[r.name];
   for (auto& r : runs)
     if (count[r.name] > 1) r.name += " (" + r.dir + ")";
+  // A row is its label and settings: where both match, the run's name (now distinct) tells them apart.
+  std::map<std::pair<std::string, std::string>, int> rows;
+  for (const auto& r : runs)
+    if (r.problem.empty()) ++rows[{r.label, settings_text(r)}];
+  for (auto& r : runs)
+    if (r.problem.empty() && rows[{r.label, settings_text(r)}] > 1) r.label += " (" + r.name + ")";
 }
 
 std::string settings_text(const RunSummary& r) {

@@ -37,6 +37,8 @@ struct RunSummary {
   std::string label;      // its display name: the experiment's `label:`, else `method`
   std::string method;     // "<encoding type> + <retrieval type>"
   std::string benchmark;  // registry name
+  std::string backbone;   // the backbone's export folder name (else its type), for figure captions
+  std::string budget;     // the options that bound what it retrieves or holds ("retrieve_size=8"), if set
   std::string problem;    // non-empty: the run could not be summarised, and why
   // Grid runs: the settings that tell it from the grid's other runs, in the grid's axis order (the
   // `label` axis left out), and its position in the grid (from the grid's grid.json).
@@ -58,7 +60,8 @@ struct RunSummary {
   double max_load = 0;
   int64_t cpus = 0;
   bool busy() const { return cpus > 0 && max_load > static_cast<double>(cpus); }
-  std::vector<std::pair<double, double>> ttft_by_time;  // (question time s, TTFT s), every answered question
+  // (question time s, TTFT s), every answered question but the warm-up ones, as ttft_s.
+  std::vector<std::pair<double, double>> ttft_by_time;
   // How far back each retrieved block lies: (question time − block end) / question time, 0 = just
   // before the question, 1 = the stream's start; one value per block per layer.
   std::vector<double> retrieved_age;
@@ -78,7 +81,8 @@ void order_runs(std::vector<RunSummary>& runs);
 bool natural_less(const std::string& a, const std::string& b);
 
 // Runs that would show the same name (one experiment run into two results roots) get their
-// directory added ("demo (results/a/demo)"), so no two rows read alike; likewise labels.
+// directory added ("demo (results/a/demo)"), so no two rows read alike; likewise runs whose label
+// and settings both match get their name (else their directory) added to the label.
 void distinct_names(std::vector<RunSummary>& runs);
 
 // A grid run's settings ("retrieval=internal, retrieve_size=4"), the part that tells runs apart.

@@ -162,7 +162,8 @@ def test_killed_grid_resumes_and_report_counts_every_question_once(grid, svqa_bi
     figures = check_figures(grid / "report", settings)
     for name in ("ttft_vs_stream_time", "retrieval_temporal_bias", "retrieval_scores"):
         assert all((grid / "report" / f"{name}.{ext}").stat().st_size > 0 for ext in ("pdf", "svg", "png")), name
-    assert len(figures["ttft_vs_stream_time"]["points"]) == 4 * (QUESTIONS - ERRORED)
+    # Every answered question but each stream's first (warm-up, left out as in the table): 2 streams answer.
+    assert len(figures["ttft_vs_stream_time"]["points"]) == 4 * (QUESTIONS - ERRORED - 2)
     check_latex_compiles(grid / "report", tmp_path)
 
 
