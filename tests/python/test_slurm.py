@@ -162,10 +162,12 @@ def test_dry_run_prints_a_script_sbatch_accepts(tiny, svqa_bin, cluster):
     exp = write_experiment(tiny["root"] / "dry.yaml", tiny["export"], tiny["few"], tiny["root"] / "dry", grid=True,
                            slurm="slurm: {stream_shards: 2, cpus_per_task: 1, mem: 500M, time: '00:10:00', "
                                  "max_running: 2, sbatch: ['--comment=svqa-test']}\n")
-    r = svqa_ok(svqa_bin, "submit", exp, "--dry-run")
+    r = svqa_ok(svqa_bin, "submit", exp, "--dry-run", "--out", tiny["root"] / "dry out #1")
     script = r.stdout
     assert "#SBATCH --array=0-3%2\n" in script and "--stream-shards 2" in script
-    assert not (tiny["root"] / "dry").exists()  # nothing written, nothing submitted
+    logs = f'{tiny["root"]}/dry out #1/dry/slurm/logs'
+    assert f'#SBATCH --output="{logs}/%A_%a.out"\n' in script and f'#SBATCH --error="{logs}/%A_%a.err"\n' in script
+    assert not (tiny["root"] / "dry").exists() and not (tiny["root"] / "dry out #1").exists()  # nothing written
     test = subprocess.run(["sbatch", "--test-only"], input=script, capture_output=True, text=True)
     assert test.returncode == 0, test.stderr
     assert "to start at" in test.stderr
@@ -180,6 +182,10 @@ def test_gpus_are_asked_as_gres(tiny, svqa_bin):
                            slurm="slurm: {sbatch: ['mem=4G']}\n")
     r = subprocess.run([svqa_bin, "submit", bad, "--dry-run"], capture_output=True, text=True)
     assert r.returncode == 2 and "slurm.sbatch" in r.stderr and len(r.stderr.splitlines()) == 1
+    # A path Slurm cannot express in --output (a backslash turns its %A/%a patterns off): one line, nothing written.
+    r = subprocess.run([svqa_bin, "submit", exp, "--dry-run", "--out", tiny["root"] / "back\\slash"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "a backslash in a Slurm log path" in r.stderr
 
 
 def test_the_slurm_section_is_not_part_of_a_runs_folder(tiny, svqa_bin):
@@ -194,7 +200,7 @@ def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster
     exp = write_experiment(tiny["root"] / "grid.yaml", tiny["export"], tiny["few"], tiny["root"] / "local",
                            grid=True, slurm=SLURM)
     svqa_ok(svqa_bin, "grid", exp)
-    out = tiny["root"] / "cluster"
+    out = tiny["root"] / "cluster out #50%"  # a blank, a '#' and a '%' in every #SBATCH --output and --error
     submitted = svqa_ok(svqa_bin, "submit", exp, "--out", out).stdout
     assert "4 tasks: 2 runs x 2 stream shards" in submitted
     status = wait_for_jobs(svqa_bin, exp, out)
@@ -209,6 +215,47 @@ def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster
     assert (out / "grid" / "report" / "report.md").exists()  # written by the dependent job
     merge_logs = list((out / "grid" / "slurm" / "logs").glob("merge_*.out"))
     assert len(merge_logs) == 1 and "merged 2 stream shards" in merge_logs[0].read_text()
+    assert len(list((out / "grid" / "slurm" / "logs").glob("*_*.err"))) == 5  # stderr apart, for --status
+
+
+def fake_slurm(folder, states):
+    """squeue printing `states` ("JOB|STATE" lines) and an sacct without accounting, first on PATH:
+    --status read without a cluster."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "squeue").write_text("#!/bin/sh\nprintf '%s\\n' " + " ".join(f"'{s}'" for s in states) + "\n")
+    (folder / "sacct").write_text("#!/bin/sh\necho 'sacct: error: Slurm accounting storage is disabled' >&2\nexit 1\n")
+    for tool in ("squeue", "sacct"):
+        (folder / tool).chmod(0o755)
+    return dict(os.environ, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_status_quotes_the_failure_not_a_later_success(tiny, svqa_bin):
+    """A merge job that failed on one run and merged another: its stdout ends with the other run's
+    success, its stderr holds the failure, which --status quotes (and a task's Slurm error line)."""
+    exp = write_experiment(tiny["root"] / "quote.yaml", tiny["export"], tiny["few"], tiny["root"] / "quote",
+                           grid=True, slurm=SLURM)
+    for task in (0, 2, 3):  # run 0's stream shard 1 (task 1) never finished; run 1 did and merged
+        svqa_ok(svqa_bin, "grid", exp, "--stream-shards", "2", "--shard", f"{task}/4")
+    grid = tiny["root"] / "quote" / "quote"
+    logs = grid / "slurm" / "logs"
+    logs.mkdir(parents=True)
+    (grid / "slurm" / "submitted.json").write_text(json.dumps(
+        {"experiment": str(exp), "array_job": "70", "merge_job": "71", "tasks": 4, "runs": 2, "stream_shards": 2}))
+    with open(logs / "merge_71.out", "w") as out, open(logs / "merge_71.err", "w") as err:  # as the merge job
+        merged = subprocess.run([svqa_bin, "merge", exp], stdout=out, stderr=err)
+    assert merged.returncode == 1 and "merged 2 stream shards" in (logs / "merge_71.out").read_text().splitlines()[-1]
+    (logs / "70_1.out").write_text("== run 1/2: quote__retrieve_size=1 (stream shard 1/2)\n")
+    (logs / "70_1.err").write_text("slurmstepd: error: *** JOB 73 ON node CANCELLED AT 2026-01-01T00:00:00 ***\n")
+    env = fake_slurm(tiny["root"] / "fake_slurm",
+                     ["70_0|COMPLETED", "70_1|CANCELLED", "70_2|COMPLETED", "70_3|COMPLETED", "71|FAILED"])
+    r = subprocess.run([svqa_bin, "submit", exp, "--status"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "3 done, 0 running, 0 pending, 1 failed" in lines[0]
+    assert lines[1].endswith("(stream shard 1/2): CANCELLED: slurmstepd: error: *** JOB 73 ON node CANCELLED AT "
+                             "2026-01-01T00:00:00 ***")
+    assert lines[2].startswith("merge job 71 (afterany:70): FAILED: svqa merge: ")
+    assert "shard 1/2 missing" in lines[2] and "merged" not in lines[2]
 
 
 def stopped_pid(lock):
