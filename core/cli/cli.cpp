@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/cli/run_on_devices.h"
 #include "core/cli/run_task.h"
 #include "core/config/config_node.h"
 #include "core/config/experiment.h"
@@ -44,6 +45,7 @@ commands:
   run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
   encode EXP.yaml [--set KEY=VALUE]...             encode its streams into memory.cache, answering nothing
   run EXP.yaml --shard i/N                         answer one stream shard of it (the last merges)
+  run|grid EXP.yaml --devices 0,1,...              one stream shard per local device, merged (no Slurm)
   grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
   merge RUN | EXP.yaml                             merge a run's stream shards and score it (or a grid's)
   submit EXP.yaml [--dry-run | --status]           run a grid as a Slurm array job, merged by a dependent job
@@ -133,10 +135,23 @@ void require_every_section(const ExperimentConfig& cfg, const std::string& path,
   missing.throw_if_any();
 }
 
+// svqa run --devices: each child is `svqa run EXP --shard i/N` with this command's --out and --set.
+int run_devices_option(const ExperimentArgs& args, const ExperimentConfig& cfg, const std::string& dir) {
+  if (args.result.count("shard")) throw UsageError("--devices gives each device its stream shard: no --shard with it");
+  std::vector<std::string> child = {args.path};
+  if (args.result.count("out")) child.insert(child.end(), {"--out", args.result["out"].as<std::string>()});
+  for (const auto& o : args.overrides) child.insert(child.end(), {"--set", o});
+  const int status = run_on_devices(args.result["devices"].as<std::string>(), {"run", child, {cfg}});
+  if (status == kOk) std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)\n";
+  return status;
+}
+
 int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa run", "Run an experiment.");
   options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
       "shard", "i/N: answer only the streams with index % N == i, into DIR/shards/ (the last shard to finish merges)",
+      cxxopts::value<std::string>())(
+      "devices", "LIST: one stream shard per device, each in a child svqa, e.g. 0,1,2,3 (CUDA) or cpu,cpu",
       cxxopts::value<std::string>());
   auto args = parse_experiment_args(options, argc, argv);
   if (!args) return kOk;
@@ -148,6 +163,7 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
   const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
+  if (args->result.count("devices")) return run_devices_option(*args, cfg, dir);
   const int errors = run_task(cfg, registries, dir, shard, "svqa run " + args->path);
   std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
             << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";

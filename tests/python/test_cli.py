@@ -128,8 +128,8 @@ def test_list_name_shows_that_component_key_or_section_alone(svqa_bin, root):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("encoding (encoding strategies, ") and "\n  hermes  # HERMES" in r.stdout
     assert "rekv_sliding_window  #" not in r.stdout and "experiment keys:" not in r.stdout
-    assert "encoding hermes: fits retrieval" in r.stdout  # its pairs, not the others'
-    assert "encoding rekv_sliding_window: fits" not in r.stdout
+    assert "\n  retrieval internal: fits encoding hermes\n" in r.stdout  # its pairs, not the others'
+    assert "rekv_sliding_window" not in r.stdout
     data = json.loads(svqa(svqa_bin, root, "list", "hermes", "--json").stdout)
     assert [e["name"] for e in data["registries"]["encoding"]["entries"]] == ["hermes"] and not data["experiment"]
     r = svqa(svqa_bin, root, "list", "slurm")

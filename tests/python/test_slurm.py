@@ -146,6 +146,74 @@ def test_a_missing_or_doubled_shard_is_refused_naming_it(tiny, svqa_bin, unshard
                                      "which is shard 0/3's: a stream given to two shards"]
 
 
+# ---- every device of one machine: svqa run|grid --devices ----------------------------------------
+
+
+def test_devices_run_one_stream_shard_each_and_merge_to_the_unsharded_run(tiny, svqa_bin, unsharded):
+    exp, whole = unsharded
+    out = tiny["root"] / "devices"
+    r = svqa_ok(svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out)
+    run = out / "many"
+    for index in range(2):  # the same shard files a Slurm array writes, each child's lines relayed with its tag
+        mine = {stream for stream, _ in read_records(run / "shards" / f"{index}-of-2.jsonl")}
+        assert mine == {f"s{i:02d}" for i in range(index, MANY, 2)}
+        assert f"[shard {index}/2 cpu] stream shard {index}/2 done" in r.stdout
+    assert read_records(run / "predictions.jsonl") == read_records(whole / "predictions.jsonl")
+    assert json.loads((run / "scores.json").read_text()) == json.loads((whole / "scores.json").read_text())
+
+
+def test_devices_a_killed_child_resumes_on_the_rerun(tiny, svqa_bin, unsharded):
+    """Each child stops itself (SIGSTOP) after its first record; child 1 is then killed (SIGKILL), child
+    0 let go. The parent says which shard failed; the same command again finishes it from its records."""
+    exp, whole = unsharded
+    out = tiny["root"] / "devices_killed"
+    run = out / "many"
+    parent = subprocess.Popen([svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out], text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=dict(os.environ, SVQA_STOP_AFTER_RECORDS="1"))
+    pids = {}
+
+    def both_stopped():
+        for k in range(2):
+            pids[k] = pids.get(k) or stopped_pid(run / "shards" / f"{k}-of-2.lock")
+        return all(pids.values())
+
+    wait_for(both_stopped, "both children stopped after their first record")
+    os.kill(pids[1], signal.SIGKILL)
+    os.kill(pids[0], signal.SIGCONT)
+    stdout, stderr = parent.communicate(timeout=600)
+    assert parent.returncode == 1, stdout + stderr
+    assert stderr.splitlines() == ["svqa run: 1 of 2 stream shards failed (rerun the same command: each resumes "
+                                   "from its records):", "  shard 1/2 on cpu: killed by signal 9"]
+    assert "[shard 0/2 cpu] stream shard 0/2 done" in stdout and not (run / "predictions.jsonl").exists()
+    before = (run / "shards" / "1-of-2.jsonl").read_text()
+    assert len(before.splitlines()) == 1
+
+    svqa_ok(svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out)
+    assert (run / "shards" / "1-of-2.jsonl").read_text().startswith(before)  # its record kept, not answered again
+    assert read_records(run / "predictions.jsonl") == read_records(whole / "predictions.jsonl")
+
+
+def test_devices_grid_equals_the_local_grid_and_bad_devices_are_one_line(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "devgrid.yaml", tiny["export"], tiny["few"], tiny["root"] / "devgrid_local",
+                           grid=True)
+    svqa_ok(svqa_bin, "grid", exp)
+    out = tiny["root"] / "devgrid_devices"
+    svqa_ok(svqa_bin, "grid", exp, "--devices", "cpu,cpu", "--out", out)
+    local, devices = run_dirs(tiny["root"] / "devgrid_local" / "devgrid"), run_dirs(out / "devgrid")
+    assert [p.name for p in local] == [p.name for p in devices] and len(local) == 2
+    for mine, theirs in zip(devices, local):
+        assert (mine / "shards" / "1-of-2.jsonl").exists()
+        assert read_records(mine / "predictions.jsonl") == read_records(theirs / "predictions.jsonl")
+    for args, why in ((["--devices", "cpu,0"], "every device of one kind"),
+                      (["--devices", "gpu0"], "expected cpu, a CUDA index (0) or cuda:N"),
+                      (["--devices", "cpu", "--shard", "0/2"], "no --shard"),
+                      (["--devices", "cpu", "--set", "runtime.device=cuda"], "it must be cpu")):
+        r = subprocess.run([svqa_bin, "grid", exp, "--out", tiny["root"] / "refused", *args], capture_output=True, text=True)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and why in r.stderr, (args, r.stderr)
+    assert not (tiny["root"] / "refused").exists()
+
+
 # ---- Slurm ----------------------------------------------------------------------------------------
 
 
