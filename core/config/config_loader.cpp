@@ -143,10 +143,10 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& assignmen
     if (!sets_type(a)) apply_override(root, a);
 }
 
-// A `#` after a blank starts a YAML comment there; a comment is exactly what can be cut off without
+// A `#` after a blank (or at a line's start) starts a YAML comment there; a comment is exactly what can be cut off without
 // changing the value (inside a quoted scalar the cut leaves the quote open).
 static bool comment_starts_at(const std::string& text, size_t hash, const ConfigNode& whole, const std::string& origin) {
-  if (hash > 0 && text[hash - 1] != ' ' && text[hash - 1] != '\t') return false;
+  if (hash > 0 && std::string(" \t\r\n").find(text[hash - 1]) == std::string::npos) return false;
   try {
     return to_yaml(parse_yaml_text(text.substr(0, hash), origin)) == to_yaml(whole);
   } catch (const ConfigError&) {
