@@ -84,6 +84,26 @@ TEST_CASE("overrides from --set are typed by the schema", "[config]") {
             .header.runtime.threads == 9);
 }
 
+TEST_CASE("a --set value with ' #' is the whole value, not a value and a YAML comment", "[config]") {
+  const test::TestRegistries registries;
+  const RegistrySections reg = registries.sections();
+  const auto name = [&](const std::string& assignment) {
+    return resolve_experiment(kGood + "child.yaml", {assignment}, reg).header.name;
+  };
+  CHECK(name("name=a #b") == "a #b");  // YAML alone reads "a" and drops the rest
+  CHECK(name("name=#b") == "#b");
+  CHECK(name("name=a #b #c") == "a #b #c");
+  CHECK(name("name='a #b'") == "a #b");  // quoted: YAML's own string, as before
+  CHECK(name("name=a#b") == "a#b");      // no blank before '#': never a comment
+  // A number with a "comment" is not silently the number: the schema sees the whole text.
+  try {
+    resolve_experiment(kGood + "child.yaml", {"runtime.threads=2 #x"}, reg);
+    FAIL("accepted runtime.threads=2 #x");
+  } catch (const ConfigError& e) {
+    CHECK(e.lines().front().find("\"2 #x\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("defaults fill what a file leaves out, and the name defaults to the file stem", "[config]") {
   const auto tmp = std::filesystem::temp_directory_path() / "svqa_unnamed.yaml";
   std::ofstream(tmp) << "runtime: {threads: 1}\n";

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <iostream>
@@ -15,9 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/cli/run_on_devices.h"
 #include "core/cli/run_task.h"
 #include "core/config/config_node.h"
 #include "core/config/experiment.h"
+#include "core/config/experiment_keys.h"
 #include "core/config/grid.h"
 #include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
@@ -42,11 +45,12 @@ commands:
   run EXP.yaml [--set KEY=VALUE]... [--out DIR]    run an experiment
   encode EXP.yaml [--set KEY=VALUE]...             encode its streams into memory.cache, answering nothing
   run EXP.yaml --shard i/N                         answer one stream shard of it (the last merges)
+  run|grid EXP.yaml --devices 0,1,...              one stream shard per local device, merged (no Slurm)
   grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
   merge RUN | EXP.yaml                             merge a run's stream shards and score it (or a grid's)
   submit EXP.yaml [--dry-run | --status]           run a grid as a Slurm array job, merged by a dependent job
   validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
-  list [--json]                                    every registered component with its options
+  list [NAME] [--json]                             every experiment key and component with its options
   tokenize TOKENIZER [--decode]                    JSON lines on stdin: strings → id lists (or back)
   probe --export DIR --frames SRC --prompt TEXT    run an export with everything in context, print the answer
   frames SOURCE [--fps F] [--preprocess MANIFEST]  frame count, size, timestamps (JSON); --out writes .npy
@@ -55,7 +59,7 @@ commands:
   benchmark inspect NAME ANNOTATIONS               load an annotation file: counts, categories, every problem
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
   export-results RUN                               a run's predictions as OVO-Bench's / StreamingBench's results file
-  report DIR... [--out DIR]                        compare runs: table (markdown, CSV) and PNG plots
+  report DIR... [--out DIR]                        compare runs: report.md/.csv/.tex, figures (PDF, SVG, PNG)
   cache ls|rm|gc DIR                               a memory cache's snapshots: list, remove, bound by size (LRU)
   --version                                        print the version
 
@@ -131,10 +135,23 @@ void require_every_section(const ExperimentConfig& cfg, const std::string& path,
   missing.throw_if_any();
 }
 
+// svqa run --devices: each child is `svqa run EXP --shard i/N` with this command's --out and --set.
+int run_devices_option(const ExperimentArgs& args, const ExperimentConfig& cfg, const std::string& dir) {
+  if (args.result.count("shard")) throw UsageError("--devices gives each device its stream shard: no --shard with it");
+  std::vector<std::string> child = {args.path};
+  if (args.result.count("out")) child.insert(child.end(), {"--out", args.result["out"].as<std::string>()});
+  for (const auto& o : args.overrides) child.insert(child.end(), {"--set", o});
+  const int status = run_on_devices(args.result["devices"].as<std::string>(), {"run", child, {cfg}});
+  if (status == kOk) std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)\n";
+  return status;
+}
+
 int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa run", "Run an experiment.");
   options.add_options()("out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
       "shard", "i/N: answer only the streams with index % N == i, into DIR/shards/ (the last shard to finish merges)",
+      cxxopts::value<std::string>())(
+      "devices", "LIST: one stream shard per device, each in a child svqa, e.g. 0,1,2,3 (CUDA) or cpu,cpu",
       cxxopts::value<std::string>());
   auto args = parse_experiment_args(options, argc, argv);
   if (!args) return kOk;
@@ -146,6 +163,7 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
   const std::string dir = (std::filesystem::path(root) / cfg.header.name).string();
+  if (args->result.count("devices")) return run_devices_option(*args, cfg, dir);
   const int errors = run_task(cfg, registries, dir, shard, "svqa run " + args->path);
   std::cout << "\nresults: " << dir << "/ (config.yaml, predictions.jsonl, metrics.json, scores.json)"
             << (errors ? "; " + std::to_string(errors) + " questions errored, see predictions.jsonl" : std::string()) << "\n";
@@ -233,50 +251,101 @@ void print_pairs(const std::vector<SectionPair>& pairs) {
   }
 }
 
+// What `svqa list NAME` shows: an experiment key, a section, or a component of any section.
+struct ListFilter {
+  std::string name;  // "" shows everything
+  bool key(const FieldInfo& f) const { return name.empty() || f.name == name; }
+  bool section(const std::string& s) const { return name.empty() || s == name; }
+  bool entry(const std::string& s, const std::string& e) const { return section(s) || e == name; }
+  bool pair(const SectionPair& p) const { return entry(p.section, p.type) || entry(p.other_section, p.other_type); }
+};
+
+// Refuses a NAME that is no experiment key, section nor component, suggesting the closest.
+void require_listed(const ListFilter& filter, const std::vector<FieldInfo>& keys, const Registries& registries) {
+  if (filter.name.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& f : keys) names.push_back(f.name);
+  for (const auto& [section, registry] : registries.sections()) {
+    names.push_back(section);
+    for (const auto* e : registry->infos()) names.push_back(e->name);
+  }
+  if (std::find(names.begin(), names.end(), filter.name) == names.end())
+    throw UsageError("'" + filter.name + "' is no experiment key, section or component" + did_you_mean(filter.name, names));
+}
+
+void list_json(const ListFilter& filter, const std::vector<FieldInfo>& keys, const Registries& registries) {
+  std::vector<FieldInfo> shown;
+  for (const auto& f : keys)
+    if (filter.key(f)) shown.push_back(f);
+  nlohmann::json j = {{"version", SVQA_VERSION}, {"experiment", fields_json(shown)}};
+  j["registries"] = nlohmann::json::object();
+  for (const auto& [section, registry] : registries.sections()) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto* e : registry->infos())
+      if (filter.entry(section, e->name))
+        entries.push_back({{"name", e->name},
+                           {"description", e->description},
+                           {"registered_at", e->registered_at.file + ":" + std::to_string(e->registered_at.line)},
+                           {"options", fields_json(e->options->fields())}});
+    if (filter.name.empty() || !entries.empty())
+      j["registries"][section] = {{"kind", registry->kind()}, {"entries", std::move(entries)}};
+  }
+  j["pairs"] = nlohmann::json::array();
+  for (const auto& p : section_pairs(registries.sections()))
+    if (filter.pair(p))
+      j["pairs"].push_back({{p.section, p.type}, {p.other_section, p.other_type}, {"fits", p.problem.empty()},
+                            {"problem", p.problem}});
+  std::cout << j.dump(2) << "\n";
+}
+
+void list_text(const ListFilter& filter, const std::vector<FieldInfo>& keys, const Registries& registries) {
+  std::vector<FieldInfo> shown;
+  for (const auto& f : keys)
+    if (filter.key(f)) shown.push_back(f);
+  if (!shown.empty()) {
+    std::cout << "experiment keys:\n";
+    print_fields(shown, "  ");
+  }
+  bool first = shown.empty();
+  for (const auto& [section, registry] : registries.sections()) {
+    std::vector<const RegistryEntryInfo*> entries;
+    for (const auto* e : registry->infos())
+      if (filter.entry(section, e->name)) entries.push_back(e);
+    if (!filter.section(section) && entries.empty()) continue;
+    const std::string& kind = registry->kind();  // "encoding strategy" → "encoding strategies"
+    const std::string kinds = kind.back() == 'y' ? kind.substr(0, kind.size() - 1) + "ies" : kind + "s";
+    std::cout << (first ? "" : "\n") << section << " (" << kinds << ", `" << section
+              << ": {type: NAME, options: {...}}`):\n";
+    first = false;
+    if (entries.empty()) std::cout << "  (none registered)\n";
+    for (const auto* e : entries) {
+      std::cout << "  " << e->name << "  # " << e->description << "\n";
+      print_fields(e->options->fields(), "    ");
+    }
+  }
+  std::vector<SectionPair> pairs;
+  for (const auto& p : section_pairs(registries.sections()))
+    if (filter.pair(p)) pairs.push_back(p);
+  print_pairs(pairs);
+}
+
 int cmd_list(int argc, const char* const* argv, const Registries& registries) {
-  cxxopts::Options options("svqa list", "Every registered component with its options.");
-  options.add_options()("json", "machine-readable output")("h,help", "show this help");
+  cxxopts::Options options("svqa list", "Every experiment key and registered component with its options.");
+  options.add_options()("name", "show only this experiment key, section or component (e.g. stream, retrieval, hermes)",
+                        cxxopts::value<std::string>())("json", "machine-readable output")("h,help", "show this help");
+  options.parse_positional({"name"});
+  options.positional_help("[NAME]");
   auto result = options.parse(argc, argv);
   if (result.count("help")) {
     std::cout << options.help();
     return kOk;
   }
   if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
-  const auto header_fields = Schema<ExperimentHeader>().fields();
-
-  if (result.count("json")) {
-    nlohmann::json j = {{"version", SVQA_VERSION}, {"experiment", fields_json(header_fields)}};
-    j["registries"] = nlohmann::json::object();
-    for (const auto& [section, registry] : registries.sections()) {
-      nlohmann::json entries = nlohmann::json::array();
-      for (const auto* e : registry->infos())
-        entries.push_back({{"name", e->name},
-                           {"description", e->description},
-                           {"registered_at", e->registered_at.file + ":" + std::to_string(e->registered_at.line)},
-                           {"options", fields_json(e->options->fields())}});
-      j["registries"][section] = {{"kind", registry->kind()}, {"entries", std::move(entries)}};
-    }
-    j["pairs"] = nlohmann::json::array();
-    for (const auto& p : section_pairs(registries.sections()))
-      j["pairs"].push_back({{p.section, p.type}, {p.other_section, p.other_type}, {"fits", p.problem.empty()},
-                            {"problem", p.problem}});
-    std::cout << j.dump(2) << "\n";
-    return kOk;
-  }
-  std::cout << "experiment keys:\n";
-  print_fields(header_fields, "  ");
-  for (const auto& [section, registry] : registries.sections()) {
-    const std::string& kind = registry->kind();  // "encoding strategy" → "encoding strategies"
-    const std::string kinds = kind.back() == 'y' ? kind.substr(0, kind.size() - 1) + "ies" : kind + "s";
-    std::cout << "\n" << section << " (" << kinds << ", `" << section
-              << ": {type: NAME, options: {...}}`):\n";
-    if (registry->infos().empty()) std::cout << "  (none registered)\n";
-    for (const auto* e : registry->infos()) {
-      std::cout << "  " << e->name << "  # " << e->description << "\n";
-      print_fields(e->options->fields(), "    ");
-    }
-  }
-  print_pairs(section_pairs(registries.sections()));
+  const ListFilter filter{result.count("name") ? result["name"].as<std::string>() : ""};
+  const auto keys = experiment_key_fields();
+  require_listed(filter, keys, registries);
+  if (result.count("json")) list_json(filter, keys, registries);
+  else list_text(filter, keys, registries);
   return kOk;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/cli_commands.h"
+#include "core/cli/run_on_devices.h"
 #include "core/cli/run_task.h"
 #include "core/io/atomic_file.h"
 #include "core/config/config_loader.h"
@@ -53,6 +54,17 @@ void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::strin
   }
 }
 
+// svqa grid --devices: each child is `svqa grid EXP --stream-shards N --shard i/N` (stream shard i of every run).
+int run_grid_on_devices(const cxxopts::ParseResult& args, const std::string& path, const std::vector<ExperimentConfig>& configs) {
+  if (args.count("shard") || args.count("list") || args["stream-shards"].as<int64_t>() != 1)
+    throw UsageError("--devices gives each device its stream shard of every run: no --shard, --stream-shards or --list with it");
+  std::vector<std::string> child = {path};
+  if (args.count("out")) child.insert(child.end(), {"--out", args["out"].as<std::string>()});
+  if (args.count("set"))
+    for (const auto& o : args["set"].as<std::vector<std::string>>()) child.insert(child.end(), {"--set", o});
+  return run_on_devices(args["devices"].as<std::string>(), {"grid", child, configs});
+}
+
 }  // namespace
 
 int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
@@ -63,7 +75,9 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
       "stream-shards", "M: each run is M tasks, each answering its share of the run's streams (default 1)",
       cxxopts::value<int64_t>()->default_value("1"))(
       "out", "results root (default: the experiment's output.dir)", cxxopts::value<std::string>())(
-      "list", "print the tasks and their directories, run nothing")("h,help", "show this help");
+      "list", "print the tasks and their directories, run nothing")(
+      "devices", "LIST: each run's stream shard i on device i, in a child svqa per device, e.g. 0,1 (CUDA) or cpu,cpu",
+      cxxopts::value<std::string>())("h,help", "show this help");
   options.parse_positional({"experiment"});
   options.positional_help("EXP.yaml");
   const auto args = options.parse(argc, argv);
@@ -86,6 +100,7 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
   const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();
+  if (args.count("devices")) return run_grid_on_devices(args, path, configs);
   if (!args.count("list")) write_grid_listing(grid_dir, path, runs);
   share_memory_cache(configs, grid_dir + "/memory_cache");
 

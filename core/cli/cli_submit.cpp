@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -44,9 +45,14 @@ std::string svqa_line(const Submission& s, const std::string& command) {
   return line;
 }
 
+// Each job's stdout in NAME.out and its stderr (svqa's error lines, Slurm's own) apart in NAME.err,
+// so --status can quote a failure even after lines that other runs' successes wrote later.
+std::string logs_folder(const Submission& s) { return slurm_filename_folder(slurm_folder(s.grid_dir) + "/logs"); }
+
 SlurmJob array_job(const Submission& s) {
   const std::string name = fs::path(s.grid_dir).filename().string();
-  return {"svqa-" + name, s.tasks(), true, slurm_folder(s.grid_dir) + "/logs/%A_%a.out", fs::current_path().string(),
+  return {"svqa-" + name, s.tasks(), true, logs_folder(s) + "/%A_%a.out", logs_folder(s) + "/%A_%a.err",
+          fs::current_path().string(),
           {"# task k: run k / " + std::to_string(s.slurm.stream_shards) + ", stream shard k % " +
                std::to_string(s.slurm.stream_shards) + " (a requeued task resumes from its records)",
            "exec " + svqa_line(s, "grid") + " --stream-shards " + std::to_string(s.slurm.stream_shards) +
@@ -55,7 +61,7 @@ SlurmJob array_job(const Submission& s) {
 
 SlurmJob merge_job(const Submission& s) {
   const std::string name = fs::path(s.grid_dir).filename().string();
-  return {"svqa-" + name + "-merge", 0, false, slurm_folder(s.grid_dir) + "/logs/merge_%j.out",
+  return {"svqa-" + name + "-merge", 0, false, logs_folder(s) + "/merge_%j.out", logs_folder(s) + "/merge_%j.err",
           fs::current_path().string(),
           {svqa_line(s, "merge"), shell_quote(fs::read_symlink("/proc/self/exe").string()) + " report " +
                                       shell_quote(s.grid_dir) + " --out " + shell_quote(s.grid_dir + "/report")}};
@@ -113,6 +119,12 @@ int cmd_submit(int argc, const char* const* argv, const Registries& registries) 
                    .string();
   s.grid_dir = (fs::path(s.out_root) / fs::path(path).stem()).string();
   if (args.count("status")) return print_submit_status(s.grid_dir, runs, configs, registries);
+  try {  // a path no #SBATCH line can hold: refused before anything is written
+    sbatch_script(s.slurm, array_job(s));
+    sbatch_script(s.slurm, merge_job(s));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (args.count("dry-run")) {
     std::cout << sbatch_script(s.slurm, array_job(s));
     std::cerr << "svqa submit: dry run: " << s.tasks() << " array tasks, then a merge job (afterany) running:\n  "

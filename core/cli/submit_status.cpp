@@ -31,14 +31,22 @@ nlohmann::json read_submission(const std::string& grid_dir) {
   }
 }
 
-// The last non-empty line of a job's log, or why there is none.
-std::string last_log_line(const std::string& path) {
+// The last non-empty line of a file ("" when it has none or cannot be read).
+std::string last_line(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return "no log at " + path;
   std::string line, last;
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last.empty() ? "its log " + path + " is empty" : last;
+  return last;
+}
+
+// Why a job failed, from its logs (LOG.out, LOG.err): the last line of its stderr, where svqa and
+// Slurm write what went wrong (stdout's last line may be another run's success, written after it);
+// else stdout's last line; else why there is none.
+std::string failure_line(const std::string& log) {
+  if (std::string why = last_line(log + ".err"); !why.empty()) return why;
+  if (std::string last = last_line(log + ".out"); !last.empty()) return last;
+  return fs::exists(log + ".out") ? "its log " + log + ".out is empty" : "no log at " + log + ".out";
 }
 
 // Whether a task's share of its run is recorded: a whole run closed, or a stream shard complete.
@@ -90,7 +98,7 @@ int print_submit_status(const std::string& grid_dir, const std::vector<GridRun>&
     failures += "  task " + std::to_string(k) + " " + runs[task.run].name +
                 (stream_shards > 1 ? " (stream shard " + task.shard.name() + ")" : "") + ": " +
                 (slurm_state.empty() ? "ended" : slurm_state) + ": " +
-                last_log_line(logs + array + "_" + std::to_string(k) + ".out") + "\n";
+                failure_line(logs + array + "_" + std::to_string(k)) + "\n";
   }
   std::cout << "array job " << array << ": " << tasks << " tasks (" << runs.size() << " runs x " << stream_shards
             << " stream shards): " << tally.counts["done"] << " done, " << tally.counts["running"] << " running, "
@@ -106,7 +114,7 @@ int print_submit_status(const std::string& grid_dir, const std::vector<GridRun>&
     merge_line = "done: " + grid_dir + "/report/report.md";
     tally.add("done");
   } else {
-    merge_line = (merge_state != states.end() ? merge_state->second : std::string("failed")) + ": " + last_log_line(logs + "merge_" + merge + ".out");
+    merge_line = (merge_state != states.end() ? merge_state->second : std::string("failed")) + ": " + failure_line(logs + "merge_" + merge);
     tally.add("failed");
   }
   std::cout << "merge job " << merge << " (afterany:" << array << "): " << merge_line << "\n";

@@ -143,12 +143,39 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& assignmen
     if (!sets_type(a)) apply_override(root, a);
 }
 
+// A `#` after a blank (or at a line's start) starts a YAML comment there; a comment is exactly what can be cut off without
+// changing the value (inside a quoted scalar the cut leaves the quote open).
+static bool comment_starts_at(const std::string& text, size_t hash, const ConfigNode& whole, const std::string& origin) {
+  if (hash > 0 && std::string(" \t\r\n").find(text[hash - 1]) == std::string::npos) return false;
+  try {
+    return to_yaml(parse_yaml_text(text.substr(0, hash), origin)) == to_yaml(whole);
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
+// A --set value read as YAML; a command line holds no comments, so a value YAML would cut at ` #`
+// (`--set name="run #2"`) is taken whole, as a string.
+static ConfigNode parse_set_value(const std::string& text, const std::string& origin) {
+  ConfigNode value = parse_yaml_text(text, origin);
+  for (size_t hash = text.find('#'); hash != std::string::npos; hash = text.find('#', hash + 1)) {
+    if (!comment_starts_at(text, hash, value, origin)) continue;
+    ConfigNode whole;
+    whole.kind = ConfigNode::Kind::Scalar;
+    whole.scalar = text;
+    whole.quoted = true;
+    whole.loc = value.loc;
+    return whole;
+  }
+  return value;
+}
+
 void apply_override(ConfigNode& root, const std::string& assignment) {
   const std::string origin = "--set " + assignment;
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError({origin, 0, 0}, "", "expected KEY=VALUE with a dotted KEY, e.g. retrieval.options.retrieve_size=32");
-  set_config_value(root, assignment.substr(0, eq), parse_yaml_text(assignment.substr(eq + 1), origin), origin);
+  set_config_value(root, assignment.substr(0, eq), parse_set_value(assignment.substr(eq + 1), origin), origin);
 }
 
 }  // namespace svqa

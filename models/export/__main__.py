@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import hub, processor_config, tiny
+from . import hub, processor_config, tiny, vision_checks
 from .manifest import FORMAT_VERSION, build_manifest, processor_settings
 from .staging import staged
 from .trace import trace_text, trace_layers, trace_vision
@@ -47,6 +47,8 @@ def make_tiny(name, seed, overrides, hf_dir, weight_std=None):
              "qwen3_vl": tiny.qwen3_vl_config}[architecture]
     settings = tiny.apply_overrides(build(tok), overrides)
     tiny.check_runnable(architecture, settings)
+    vision_checks.check(architecture, tiny.video_processor_config(architecture, settings), "--tiny processor",
+                        settings["vision_config"], "--tiny config")
     config = config_cls(**settings)
     torch.manual_seed(seed)
     model = model_cls(config).eval()
@@ -74,9 +76,11 @@ def load_checkpoint(model_dir, dtype):
         raise SystemExit(f"export: {model_dir}: model_type '{config.model_type}' is not supported "
                          f"(expected one of {', '.join(ARCHITECTURES)})")
     _, model_cls = model_classes(config.model_type)
-    model = model_cls.from_pretrained(model_dir, dtype=dtype).eval()
     # Read as JSON: HF's video processor classes need torchvision, which the exporter does not.
-    processor = processor_settings(config.model_type, *processor_config.find(model_dir, "video_processor"))
+    saved, where = processor_config.find(model_dir, "video_processor")
+    processor = processor_settings(config.model_type, saved, where)
+    vision_checks.check(config.model_type, processor, where, config.vision_config, model_dir / "config.json")
+    model = model_cls.from_pretrained(model_dir, dtype=dtype).eval()
     tokenizer = model_dir / "tokenizer.json"
     if not tokenizer.exists():
         raise SystemExit(f"export: {tokenizer} not found (svqa reads the fast tokenizer's tokenizer.json)")

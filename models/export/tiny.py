@@ -121,7 +121,7 @@ def resolve(name: str, overrides: list[str]) -> tuple[str, list[str]]:
 def video_processor_config(architecture: str, config: dict) -> dict:
     """Saved as hf/video_preprocessor_config.json, in the HF video processor's own keys. LLaVA-OV
     resizes frames to the vision tower's image_size, so a `--tiny-set vision_config.image_size` is
-    carried here."""
+    carried here; so are Qwen's patch, temporal patch and merge sizes."""
     if architecture == "llava_onevision":
         side = config["vision_config"]["image_size"]
         return dict(video_processor_type="LlavaOnevisionVideoProcessor", size={"height": side, "width": side},
@@ -130,12 +130,17 @@ def video_processor_config(architecture: str, config: dict) -> dict:
         # Pixel limits count all frames (t · h · w): up to 8 frames of 160×160 px (5×5 merged cells).
         return dict(video_processor_type="Qwen3VLVideoProcessor", size={"shortest_edge": 2 * 64 * 64,
                                                                          "longest_edge": 8 * 160 * 160},
-                    patch_size=16, temporal_patch_size=2, merge_size=2, rescale_factor=1 / 255, fps=2,
+                    **_qwen_patching(config["vision_config"]), rescale_factor=1 / 255, fps=2,
                     min_frames=2, max_frames=64, image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
     # Frames of up to 168×168 px (6×6 merged cells) keep the tiny model's sequences short.
     return dict(video_processor_type="Qwen2VLVideoProcessor", size={"shortest_edge": 56 * 56, "longest_edge": 168 * 168},
-                patch_size=14, temporal_patch_size=2, merge_size=2, rescale_factor=1 / 255,
+                **_qwen_patching(config["vision_config"]), rescale_factor=1 / 255,
                 image_mean=[0.48145466, 0.4578275, 0.40821073], image_std=[0.26862954, 0.26130258, 0.27577711])
+
+
+def _qwen_patching(vision: dict) -> dict:
+    return dict(patch_size=vision["patch_size"], temporal_patch_size=vision["temporal_patch_size"],
+                merge_size=vision["spatial_merge_size"])
 
 
 def check_runnable(architecture: str, config: dict) -> None:

@@ -109,3 +109,38 @@ def test_list_names_every_architecture_the_exporter_takes(svqa_bin, root):
     torchscript = next(e for e in json.loads(r.stdout)["registries"]["backbone"]["entries"] if e["name"] == "torchscript")
     for name in shown.values():
         assert name in torchscript["description"], (name, torchscript["description"])
+
+
+def test_list_shows_the_grid_and_slurm_keys(svqa_bin, root):
+    r = svqa(svqa_bin, root, "list")
+    assert r.returncode == 0, r.stderr
+    keys = r.stdout.split("\n\n")[0]  # "experiment keys:" up to the first section
+    assert "\n  grid: section" in keys and "\n    mode: string = product [product|zip]" in keys
+    assert "\n  slurm: section" in keys and "\n    stream_shards: integer = 1 [1..10000]" in keys
+    data = json.loads(svqa(svqa_bin, root, "list", "--json").stdout)
+    fields = {f["name"]: f for f in data["experiment"]}
+    assert [f["name"] for f in fields["grid"]["fields"]] == ["mode", "axes"]
+    assert "partition" in [f["name"] for f in fields["slurm"]["fields"]]
+
+
+def test_list_name_shows_that_component_key_or_section_alone(svqa_bin, root):
+    r = svqa(svqa_bin, root, "list", "hermes")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("encoding (encoding strategies, ") and "\n  hermes  # HERMES" in r.stdout
+    assert "rekv_sliding_window  #" not in r.stdout and "experiment keys:" not in r.stdout
+    assert "\n  retrieval internal: fits encoding hermes\n" in r.stdout  # its pairs, not the others'
+    assert "rekv_sliding_window" not in r.stdout
+    data = json.loads(svqa(svqa_bin, root, "list", "hermes", "--json").stdout)
+    assert [e["name"] for e in data["registries"]["encoding"]["entries"]] == ["hermes"] and not data["experiment"]
+    r = svqa(svqa_bin, root, "list", "slurm")
+    assert r.returncode == 0 and r.stdout.startswith("experiment keys:\n  slurm: section") and "\nencoding (" not in r.stdout
+    r = svqa(svqa_bin, root, "list", "retrieval")
+    assert r.returncode == 0 and r.stdout.startswith("retrieval (") and "\n  internal  # " in r.stdout
+    r = svqa(svqa_bin, root, "list", "hermse")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "did you mean 'hermes'?" in r.stderr
+
+
+def test_help_names_what_the_report_writes(svqa_bin, root):
+    """report.md/.csv/.tex and each figure as PDF, SVG and PNG (core/report/figures.py), not "PNG plots"."""
+    line = next(x for x in svqa(svqa_bin, root, "--help").stdout.splitlines() if x.lstrip().startswith("report "))
+    assert "report.md/.csv/.tex" in line and "figures (PDF, SVG, PNG)" in line, line

@@ -82,3 +82,55 @@ def test_a_missing_rescale_factor_is_the_class_constant_said_on_stderr(checkpoin
     assert r.returncode == 0, r.stderr
     assert 'no "rescale_factor": using 0.00392156' in r.stderr
     assert json.loads((tmp_path / "export" / "manifest.json").read_text())["image"]["rescale_factor"] == 1 / 255
+
+
+
+def qwen3_checkpoint(tmp_path, vision, processor):
+    """config.json and video_preprocessor_config.json of a Qwen3-VL checkpoint, nothing else: the
+    checks below come before any weight is read."""
+    ckpt = tmp_path / "qwen3"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(json.dumps({"model_type": "qwen3_vl", "vision_config": vision}))
+    sizes = {"vision_config": {"patch_size": 16, "temporal_patch_size": 2, "spatial_merge_size": 2}}
+    saved = {**exporter().tiny.video_processor_config("qwen3_vl", sizes), **processor}
+    (ckpt / "video_preprocessor_config.json").write_text(json.dumps(saved))
+    return ckpt
+
+
+def exporter():
+    """models.export's main, run in this process (its refusals are SystemExit): no interpreter and
+    transformers import per case."""
+    sys.path.insert(0, str(ROOT))
+    import models.export.__main__ as main
+
+    return main
+
+
+def refusal(*argv):
+    with pytest.raises(SystemExit) as e:
+        exporter().main(list(map(str, argv)))
+    return str(e.value)
+
+
+@pytest.mark.parametrize("processor, vision, named", [
+    ({"patch_size": 14}, {"patch_size": 16}, '"patch_size" 14 disagrees with {ckpt}/config.json vision_config.patch_size 16'),
+    ({"merge_size": 1}, {}, '"merge_size" 1 disagrees with {ckpt}/config.json vision_config.spatial_merge_size 2'),
+    ({"temporal_patch_size": 1}, {}, '"temporal_patch_size" 1 disagrees with {ckpt}/config.json '
+                                     'vision_config.temporal_patch_size 2'),
+])
+def test_a_processor_that_cuts_other_patches_than_the_vision_config_is_refused(tmp_path, processor, vision, named):
+    ckpt = qwen3_checkpoint(tmp_path, vision, processor)
+    line = refusal("--model", ckpt, "--out", tmp_path / "export")
+    assert line.startswith(f"export: {ckpt}/video_preprocessor_config.json: ") and named.format(ckpt=ckpt) in line
+    assert not (tmp_path / "export" / "manifest.json").exists()
+
+
+def test_a_merge_size_other_than_2_is_refused_before_tracing(tmp_path):
+    ckpt = qwen3_checkpoint(tmp_path, {"spatial_merge_size": 3}, {"merge_size": 3})
+    line = refusal("--model", ckpt, "--out", tmp_path / "export")
+    assert line.startswith(f"export: {ckpt}/config.json: vision_config.spatial_merge_size 3: the exporter traces "
+                           "and checks 2 only")
+    line = refusal("--tiny", "qwen3_vl", "--tiny-set", "vision_config.spatial_merge_size=3", "--out", tmp_path / "tiny")
+    assert line.startswith("export: --tiny config: vision_config.spatial_merge_size 3: the exporter traces and "
+                           "checks 2 only")
+    assert not (tmp_path / "tiny" / "manifest.json").exists()

@@ -146,6 +146,74 @@ def test_a_missing_or_doubled_shard_is_refused_naming_it(tiny, svqa_bin, unshard
                                      "which is shard 0/3's: a stream given to two shards"]
 
 
+# ---- every device of one machine: svqa run|grid --devices ----------------------------------------
+
+
+def test_devices_run_one_stream_shard_each_and_merge_to_the_unsharded_run(tiny, svqa_bin, unsharded):
+    exp, whole = unsharded
+    out = tiny["root"] / "devices"
+    r = svqa_ok(svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out)
+    run = out / "many"
+    for index in range(2):  # the same shard files a Slurm array writes, each child's lines relayed with its tag
+        mine = {stream for stream, _ in read_records(run / "shards" / f"{index}-of-2.jsonl")}
+        assert mine == {f"s{i:02d}" for i in range(index, MANY, 2)}
+        assert f"[shard {index}/2 cpu] stream shard {index}/2 done" in r.stdout
+    assert read_records(run / "predictions.jsonl") == read_records(whole / "predictions.jsonl")
+    assert json.loads((run / "scores.json").read_text()) == json.loads((whole / "scores.json").read_text())
+
+
+def test_devices_a_killed_child_resumes_on_the_rerun(tiny, svqa_bin, unsharded):
+    """Each child stops itself (SIGSTOP) after its first record; child 1 is then killed (SIGKILL), child
+    0 let go. The parent says which shard failed; the same command again finishes it from its records."""
+    exp, whole = unsharded
+    out = tiny["root"] / "devices_killed"
+    run = out / "many"
+    parent = subprocess.Popen([svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out], text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=dict(os.environ, SVQA_STOP_AFTER_RECORDS="1"))
+    pids = {}
+
+    def both_stopped():
+        for k in range(2):
+            pids[k] = pids.get(k) or stopped_pid(run / "shards" / f"{k}-of-2.lock")
+        return all(pids.values())
+
+    wait_for(both_stopped, "both children stopped after their first record")
+    os.kill(pids[1], signal.SIGKILL)
+    os.kill(pids[0], signal.SIGCONT)
+    stdout, stderr = parent.communicate(timeout=600)
+    assert parent.returncode == 1, stdout + stderr
+    assert stderr.splitlines() == ["svqa run: 1 of 2 stream shards failed (rerun the same command: each resumes "
+                                   "from its records):", "  shard 1/2 on cpu: killed by signal 9"]
+    assert "[shard 0/2 cpu] stream shard 0/2 done" in stdout and not (run / "predictions.jsonl").exists()
+    before = (run / "shards" / "1-of-2.jsonl").read_text()
+    assert len(before.splitlines()) == 1
+
+    svqa_ok(svqa_bin, "run", exp, "--devices", "cpu,cpu", "--out", out)
+    assert (run / "shards" / "1-of-2.jsonl").read_text().startswith(before)  # its record kept, not answered again
+    assert read_records(run / "predictions.jsonl") == read_records(whole / "predictions.jsonl")
+
+
+def test_devices_grid_equals_the_local_grid_and_bad_devices_are_one_line(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "devgrid.yaml", tiny["export"], tiny["few"], tiny["root"] / "devgrid_local",
+                           grid=True)
+    svqa_ok(svqa_bin, "grid", exp)
+    out = tiny["root"] / "devgrid_devices"
+    svqa_ok(svqa_bin, "grid", exp, "--devices", "cpu,cpu", "--out", out)
+    local, devices = run_dirs(tiny["root"] / "devgrid_local" / "devgrid"), run_dirs(out / "devgrid")
+    assert [p.name for p in local] == [p.name for p in devices] and len(local) == 2
+    for mine, theirs in zip(devices, local):
+        assert (mine / "shards" / "1-of-2.jsonl").exists()
+        assert read_records(mine / "predictions.jsonl") == read_records(theirs / "predictions.jsonl")
+    for args, why in ((["--devices", "cpu,0"], "every device of one kind"),
+                      (["--devices", "gpu0"], "expected cpu, a CUDA index (0) or cuda:N"),
+                      (["--devices", "cpu", "--shard", "0/2"], "no --shard"),
+                      (["--devices", "cpu", "--set", "runtime.device=cuda"], "it must be cpu")):
+        r = subprocess.run([svqa_bin, "grid", exp, "--out", tiny["root"] / "refused", *args], capture_output=True, text=True)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and why in r.stderr, (args, r.stderr)
+    assert not (tiny["root"] / "refused").exists()
+
+
 # ---- Slurm ----------------------------------------------------------------------------------------
 
 
@@ -162,10 +230,12 @@ def test_dry_run_prints_a_script_sbatch_accepts(tiny, svqa_bin, cluster):
     exp = write_experiment(tiny["root"] / "dry.yaml", tiny["export"], tiny["few"], tiny["root"] / "dry", grid=True,
                            slurm="slurm: {stream_shards: 2, cpus_per_task: 1, mem: 500M, time: '00:10:00', "
                                  "max_running: 2, sbatch: ['--comment=svqa-test']}\n")
-    r = svqa_ok(svqa_bin, "submit", exp, "--dry-run")
+    r = svqa_ok(svqa_bin, "submit", exp, "--dry-run", "--out", tiny["root"] / "dry out #1")
     script = r.stdout
     assert "#SBATCH --array=0-3%2\n" in script and "--stream-shards 2" in script
-    assert not (tiny["root"] / "dry").exists()  # nothing written, nothing submitted
+    logs = f'{tiny["root"]}/dry out #1/dry/slurm/logs'
+    assert f'#SBATCH --output="{logs}/%A_%a.out"\n' in script and f'#SBATCH --error="{logs}/%A_%a.err"\n' in script
+    assert not (tiny["root"] / "dry").exists() and not (tiny["root"] / "dry out #1").exists()  # nothing written
     test = subprocess.run(["sbatch", "--test-only"], input=script, capture_output=True, text=True)
     assert test.returncode == 0, test.stderr
     assert "to start at" in test.stderr
@@ -180,6 +250,10 @@ def test_gpus_are_asked_as_gres(tiny, svqa_bin):
                            slurm="slurm: {sbatch: ['mem=4G']}\n")
     r = subprocess.run([svqa_bin, "submit", bad, "--dry-run"], capture_output=True, text=True)
     assert r.returncode == 2 and "slurm.sbatch" in r.stderr and len(r.stderr.splitlines()) == 1
+    # A path Slurm cannot express in --output (a backslash turns its %A/%a patterns off): one line, nothing written.
+    r = subprocess.run([svqa_bin, "submit", exp, "--dry-run", "--out", tiny["root"] / "back\\slash"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "a backslash in a Slurm log path" in r.stderr
 
 
 def test_the_slurm_section_is_not_part_of_a_runs_folder(tiny, svqa_bin):
@@ -194,7 +268,7 @@ def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster
     exp = write_experiment(tiny["root"] / "grid.yaml", tiny["export"], tiny["few"], tiny["root"] / "local",
                            grid=True, slurm=SLURM)
     svqa_ok(svqa_bin, "grid", exp)
-    out = tiny["root"] / "cluster"
+    out = tiny["root"] / "cluster out #50%"  # a blank, a '#' and a '%' in every #SBATCH --output and --error
     submitted = svqa_ok(svqa_bin, "submit", exp, "--out", out).stdout
     assert "4 tasks: 2 runs x 2 stream shards" in submitted
     status = wait_for_jobs(svqa_bin, exp, out)
@@ -209,6 +283,47 @@ def test_a_grid_submitted_to_slurm_equals_the_local_grid(tiny, svqa_bin, cluster
     assert (out / "grid" / "report" / "report.md").exists()  # written by the dependent job
     merge_logs = list((out / "grid" / "slurm" / "logs").glob("merge_*.out"))
     assert len(merge_logs) == 1 and "merged 2 stream shards" in merge_logs[0].read_text()
+    assert len(list((out / "grid" / "slurm" / "logs").glob("*_*.err"))) == 5  # stderr apart, for --status
+
+
+def fake_slurm(folder, states):
+    """squeue printing `states` ("JOB|STATE" lines) and an sacct without accounting, first on PATH:
+    --status read without a cluster."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "squeue").write_text("#!/bin/sh\nprintf '%s\\n' " + " ".join(f"'{s}'" for s in states) + "\n")
+    (folder / "sacct").write_text("#!/bin/sh\necho 'sacct: error: Slurm accounting storage is disabled' >&2\nexit 1\n")
+    for tool in ("squeue", "sacct"):
+        (folder / tool).chmod(0o755)
+    return dict(os.environ, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_status_quotes_the_failure_not_a_later_success(tiny, svqa_bin):
+    """A merge job that failed on one run and merged another: its stdout ends with the other run's
+    success, its stderr holds the failure, which --status quotes (and a task's Slurm error line)."""
+    exp = write_experiment(tiny["root"] / "quote.yaml", tiny["export"], tiny["few"], tiny["root"] / "quote",
+                           grid=True, slurm=SLURM)
+    for task in (0, 2, 3):  # run 0's stream shard 1 (task 1) never finished; run 1 did and merged
+        svqa_ok(svqa_bin, "grid", exp, "--stream-shards", "2", "--shard", f"{task}/4")
+    grid = tiny["root"] / "quote" / "quote"
+    logs = grid / "slurm" / "logs"
+    logs.mkdir(parents=True)
+    (grid / "slurm" / "submitted.json").write_text(json.dumps(
+        {"experiment": str(exp), "array_job": "70", "merge_job": "71", "tasks": 4, "runs": 2, "stream_shards": 2}))
+    with open(logs / "merge_71.out", "w") as out, open(logs / "merge_71.err", "w") as err:  # as the merge job
+        merged = subprocess.run([svqa_bin, "merge", exp], stdout=out, stderr=err)
+    assert merged.returncode == 1 and "merged 2 stream shards" in (logs / "merge_71.out").read_text().splitlines()[-1]
+    (logs / "70_1.out").write_text("== run 1/2: quote__retrieve_size=1 (stream shard 1/2)\n")
+    (logs / "70_1.err").write_text("slurmstepd: error: *** JOB 73 ON node CANCELLED AT 2026-01-01T00:00:00 ***\n")
+    env = fake_slurm(tiny["root"] / "fake_slurm",
+                     ["70_0|COMPLETED", "70_1|CANCELLED", "70_2|COMPLETED", "70_3|COMPLETED", "71|FAILED"])
+    r = subprocess.run([svqa_bin, "submit", exp, "--status"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "3 done, 0 running, 0 pending, 1 failed" in lines[0]
+    assert lines[1].endswith("(stream shard 1/2): CANCELLED: slurmstepd: error: *** JOB 73 ON node CANCELLED AT "
+                             "2026-01-01T00:00:00 ***")
+    assert lines[2].startswith("merge job 71 (afterany:70): FAILED: svqa merge: ")
+    assert "shard 1/2 missing" in lines[2] and "merged" not in lines[2]
 
 
 def stopped_pid(lock):
