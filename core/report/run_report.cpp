@@ -156,6 +156,7 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     r.method = (encoding ? encoding->type : "?") + " + " + (retrieval ? retrieval->type : "?");
     r.label = cfg.header.label.empty() ? r.method : cfg.header.label;
     r.benchmark = benchmark->type;
+    r.expected = cfg.expected;
     auto loaded = registries.benchmark.create(benchmark->type, benchmark->options);
     const std::vector<Stream> streams = loaded->streams();
     const auto records = read_prediction_records(dir + "/predictions.jsonl");
