@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import yaml
 from backbone_reference import ROOT
 from experiment_files import write_experiment
 
@@ -47,8 +48,9 @@ def test_a_folder_with_answers_of_another_config_is_refused(svqa_bin, setup):
                         "(retrieval.options.retrieve_size: 4 there, 2 now); rerun with that config to resume, or use "
                         "another --out or name\n")
     # A rerun that would fail at run time no longer replaces the config either.
+    # (A missing export is now refused before the folder is even opened: svqa validate's path check.)
     r = run(svqa_bin, setup, "--set", f"backbone.options.export={setup / 'nowhere'}")
-    assert r.returncode == 1 and "backbone.options.export: " in r.stderr and "there" in r.stderr
+    assert r.returncode == 2 and f"backbone.options.export: {setup / 'nowhere'}: no such directory" in r.stderr
     # The same config resumes, and config.yaml is not written again.
     r = run(svqa_bin, setup)
     assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
@@ -236,3 +238,26 @@ def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(s
     assert f"models.json: its answers were made with another model at {key} ({target}: " in lines[0]
     assert "changed)" in lines[0] and "rerun with that model to resume" in lines[0]
     assert (folder / "predictions.jsonl").read_text() == answered  # nothing answered by the new model
+
+
+def test_config_yaml_holds_every_default_and_a_changed_default_blocks_the_resume(svqa_bin, setup):
+    r = run(svqa_bin, setup)
+    assert r.returncode == 0, r.stderr
+    config = setup / "out" / "folder" / "config.yaml"
+    recorded = config.read_text()
+    values = yaml.safe_load(recorded)
+    assert values["stream"]["chunk_frames"] == 64 and values["runtime"]["threads"] == 0  # defaults the file left out
+    assert values["retrieval"]["options"]["chunk_size"] == 1
+    # As an svqa whose default chunk_frames was 32 would have recorded the same experiment:
+    values["stream"]["chunk_frames"] = 32
+    config.write_text(yaml.safe_dump(values))
+    r = run(svqa_bin, setup)
+    assert r.returncode == 1
+    assert "(stream.chunk_frames: 32 there, 64 now)" in r.stderr
+    # Run-time-only keys resume, and config.yaml records this session's values.
+    config.write_text(recorded)
+    r = run(svqa_bin, setup, "--set", "runtime.threads=1", "--set", "memory.wait_s=5")
+    assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
+    assert yaml.safe_load(config.read_text())["runtime"]["threads"] == 1
+    r = run(svqa_bin, setup, "--set", "runtime.seed=7")
+    assert r.returncode == 1 and "(runtime.seed: 0 there, 7 now)" in r.stderr
