@@ -94,7 +94,8 @@ static ConfigNode complete_experiment(const ConfigNode& root, const ExperimentCo
   for (const auto& f : header_fields)
     if (const ConfigEntry* e = root.find_entry(f.name)) header.entries.push_back(*e);
   ConfigNode out = with_defaults(&header, header_fields);
-  if (ConfigNode* name = out.find("name"))  // the file's stem when the file sets none
+  ConfigNode* name = out.find("name");
+  if (name && !root.find("name"))  // the file's stem when the file sets none
     *name = parse_yaml_text(ValueReader<std::string>::yaml(cfg.header.name), "name");
   for (const auto& [section, registry] : registries) {
     const ComponentChoice* choice = cfg.component(section);

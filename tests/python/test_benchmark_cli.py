@@ -248,4 +248,4 @@ def test_check_lists_present_missing_and_unreadable_videos(svqa_bin, root, tmp_p
     r = svqa(svqa_bin, root, "benchmark", "check", "streamingbench", str(sample), "--video-root", str(videos), "--fps", "1")
     assert r.returncode == 0, r.stderr
     assert "videos: 3 (3 present, 0 missing, 0 unreadable)\nduration: 90.0 s (0:01:30)" in r.stdout
-    assert "frames at 1 fps: 90 (what a run encodes of them)\n" in r.stdout
+    assert "frames at 1.0 fps: 90 (what a run encodes of them)\n" in r.stdout

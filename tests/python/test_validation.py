@@ -76,12 +76,12 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
 def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root):
     # ablation.yaml: internal / bank_uniform / bank_recent × retrieve_size 4, 8 — one option name for every
     # retrieval strategy's budget, so a product grid of them is valid; its runs are named by their values.
-    r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml")
+    r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml", "--no-paths")  # the demo.sh data may not be there
     assert r.returncode == 0 and "grid of 6 runs" in r.stdout, r.stderr
     r = svqa(svqa_bin, root, "grid", "experiments/ablation.yaml", "--list")
     names = [line.split()[2] for line in r.stdout.splitlines()]
     assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_uniform", "bank_recent") for n in (4, 8)]
-    r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml")
+    r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml", "--no-paths")
     assert r.returncode == 0 and "grid of 9 runs" in r.stdout, r.stderr
 
 
