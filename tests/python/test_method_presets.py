@@ -23,7 +23,7 @@ QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
 
 
 def resolved(svqa_bin, path):
-    r = subprocess.run([svqa_bin, "validate", path, "--dump", "--no-paths"], capture_output=True, text=True)
+    r = subprocess.run([svqa_bin, "validate", path, "--dump=set", "--no-paths"], capture_output=True, text=True)
     assert r.returncode == 0, f"{path}: {r.stderr}"
     return yaml.safe_load(r.stdout)
 
