@@ -17,8 +17,10 @@ struct CgBenchOptions {
   std::string video_extension = ".mp4";
   std::string rule = "official";
   static void declare(Schema<CgBenchOptions>& s) {
-    s.field("annotations", &CgBenchOptions::annotations, "cgbench.json or cgbench_mini.json").required();
-    s.field("video_root", &CgBenchOptions::video_root, "directory of <video_uid><video_extension>; empty: the file's own");
+    s.field("annotations", &CgBenchOptions::annotations, "cgbench.json or cgbench_mini.json")
+        .required().must_exist("file");
+    s.field("video_root", &CgBenchOptions::video_root, "directory of <video_uid><video_extension>; empty: the file's own")
+        .must_exist("directory");
     s.field("video_extension", &CgBenchOptions::video_extension, "appended to video_uid");
     s.field("rule", &CgBenchOptions::rule,
             "official: CG-Bench's long_acc prompt and JSON-then-letters parser; rekv: ReKV's prompt and parser "

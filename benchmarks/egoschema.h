@@ -19,9 +19,11 @@ struct EgoSchemaOptions {
   std::string video_extension = ".mp4";
   bool subset_only = true;
   static void declare(Schema<EgoSchemaOptions>& s) {
-    s.field("annotations", &EgoSchemaOptions::annotations, "questions.json (or ReKV's full.json)").required();
+    s.field("annotations", &EgoSchemaOptions::annotations, "questions.json (or ReKV's full.json)")
+        .required().must_exist("file");
     s.field("answers", &EgoSchemaOptions::answers, "subset_answers.json; empty: no gold answers");
-    s.field("video_root", &EgoSchemaOptions::video_root, "directory of <q_uid><video_extension>; empty: the file's own");
+    s.field("video_root", &EgoSchemaOptions::video_root, "directory of <q_uid><video_extension>; empty: the file's own")
+        .must_exist("directory");
     s.field("video_extension", &EgoSchemaOptions::video_extension, "appended to q_uid");
     s.field("subset_only", &EgoSchemaOptions::subset_only, "with answers: keep only the questions that have one");
   }

@@ -18,8 +18,9 @@ struct LvBenchOptions {
   std::string video_extension = ".mp4";
   std::string rule = "official";
   static void declare(Schema<LvBenchOptions>& s) {
-    s.field("annotations", &LvBenchOptions::annotations, "video_info.meta.jsonl").required();
-    s.field("video_root", &LvBenchOptions::video_root, "directory of <key><video_extension>; empty: the file's own");
+    s.field("annotations", &LvBenchOptions::annotations, "video_info.meta.jsonl").required().must_exist("file");
+    s.field("video_root", &LvBenchOptions::video_root, "directory of <key><video_extension>; empty: the file's own")
+        .must_exist("directory");
     s.field("video_extension", &LvBenchOptions::video_extension, "appended to key");
     s.field("rule", &LvBenchOptions::rule,
             "official: ReKV's prompt with LVBench's polish_answer parser; rekv: ReKV's prompt and parser")

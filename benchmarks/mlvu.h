@@ -21,8 +21,9 @@ struct MlvuOptions {
   std::string rule = "official";
   static void declare(Schema<MlvuOptions>& s) {
     s.field("annotations", &MlvuOptions::annotations, "dev_debug_mc.json, an official task file, or their directory")
-        .required();
-    s.field("video_root", &MlvuOptions::video_root, "directory videos are under; empty: the file's own");
+        .required().must_exist("file or directory");
+    s.field("video_root", &MlvuOptions::video_root, "directory videos are under; empty: the file's own")
+        .must_exist("directory");
     s.field("video_path_keep", &MlvuOptions::video_path_keep,
             "ReKV style: trailing components of video_path kept under video_root (2: <task folder>/<file>)")
         .min(0)

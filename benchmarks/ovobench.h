@@ -22,9 +22,10 @@ struct OvoBenchOptions {
   std::string video_root;
   int64_t video_path_keep = 0;
   static void declare(Schema<OvoBenchOptions>& s) {
-    s.field("annotations", &OvoBenchOptions::annotations, "ovo_bench_new.json").required();
+    s.field("annotations", &OvoBenchOptions::annotations, "ovo_bench_new.json").required().must_exist("file");
     s.field("video_root", &OvoBenchOptions::video_root,
-            "directory the `video` paths are under (the official src_videos); empty: the file's own");
+            "directory the `video` paths are under (the official src_videos); empty: the file's own")
+                .must_exist("directory");
     s.field("video_path_keep", &OvoBenchOptions::video_path_keep,
             "trailing components of `video` kept under video_root (0: the whole path)")
         .min(0)

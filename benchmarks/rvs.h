@@ -17,8 +17,10 @@ struct RvsOptions {
   int64_t video_path_keep = 1;
   double npy_fps = 1;
   static void declare(Schema<RvsOptions>& s) {
-    s.field("annotations", &RvsOptions::annotations, "ego4d_oe.json or movienet_oe.json (ReKV format)").required();
-    s.field("video_root", &RvsOptions::video_root, "directory videos are under; empty: the file's own");
+    s.field("annotations", &RvsOptions::annotations, "ego4d_oe.json or movienet_oe.json (ReKV format)")
+        .required().must_exist("file");
+    s.field("video_root", &RvsOptions::video_root, "directory videos are under; empty: the file's own")
+        .must_exist("directory");
     s.field("video_path_keep", &RvsOptions::video_path_keep,
             "trailing components of video_path kept under video_root (0: the whole path)")
         .min(0)

@@ -18,8 +18,9 @@ struct StreamListOptions {
   std::string annotations;
   std::string video_root;
   static void declare(Schema<StreamListOptions>& s) {
-    s.field("annotations", &StreamListOptions::annotations, "the JSON file").required();
-    s.field("video_root", &StreamListOptions::video_root, "directory videos are relative to; empty: the file's own");
+    s.field("annotations", &StreamListOptions::annotations, "the JSON file").required().must_exist("file");
+    s.field("video_root", &StreamListOptions::video_root, "directory videos are relative to; empty: the file's own")
+        .must_exist("directory");
   }
 };
 

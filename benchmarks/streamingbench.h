@@ -26,8 +26,9 @@ struct StreamingBenchOptions {
     s.field("annotations", &StreamingBenchOptions::annotations,
             "questions_real.json or questions_real_stream.json; streamingbench_sqa: questions_sqa.json; "
             "streamingbench_proactive: questions_proactive.json")
-        .required();
-    s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own");
+        .required().must_exist("file");
+    s.field("video_root", &StreamingBenchOptions::video_root, "directory videos are under; empty: the file's own")
+        .must_exist("directory");
     s.field("video_path_keep", &StreamingBenchOptions::video_path_keep,
             "trailing components of video_path kept under video_root (0: the whole path)")
         .min(0)

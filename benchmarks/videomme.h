@@ -26,8 +26,9 @@ struct VideoMmeOptions {
   std::string rule = "official";
   static void declare(Schema<VideoMmeOptions>& s) {
     s.field("annotations", &VideoMmeOptions::annotations, "Video-MME rows (JSON/JSONL), scorer template or videomme.json")
-        .required();
-    s.field("video_root", &VideoMmeOptions::video_root, "directory videos are under; empty: the file's own");
+        .required().must_exist("file");
+    s.field("video_root", &VideoMmeOptions::video_root, "directory videos are under; empty: the file's own")
+        .must_exist("directory");
     s.field("video_extension", &VideoMmeOptions::video_extension, "appended to videoID");
     s.field("video_path_keep", &VideoMmeOptions::video_path_keep,
             "ReKV style: trailing components of video_path kept under video_root (0: the whole path)")

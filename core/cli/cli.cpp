@@ -22,6 +22,7 @@
 #include "core/config/experiment.h"
 #include "core/config/experiment_keys.h"
 #include "core/config/grid.h"
+#include "core/config/path_check.h"
 #include "core/run/run_folder.h"
 #include "core/run/stream_runner.h"
 #include "models/tokenizers/tokenizer.h"
@@ -49,7 +50,7 @@ commands:
   grid EXP.yaml [--shard i/N] [--list] [--out DIR] run every run of an experiment's grid (or one shard)
   merge RUN | EXP.yaml                             merge a run's stream shards and score it (or a grid's)
   submit EXP.yaml [--dry-run | --status]           run a grid as a Slurm array job, merged by a dependent job
-  validate EXP.yaml [--set KEY=VALUE]... [--dump]  load, resolve and check an experiment without running it
+  validate EXP.yaml [--set KEY=VALUE]... [--dump]  check an experiment (and the paths it names) without running it
   list [NAME] [--json]                             every experiment key and component with its options
   tokenize TOKENIZER [--decode]                    JSON lines on stdin: strings → id lists (or back)
   probe --export DIR --frames SRC --prompt TEXT    run an export with everything in context, print the answer
@@ -57,6 +58,7 @@ commands:
   make-video OUT.avi [--seconds S] [--fps F]       write the synthetic stream the demo runs on
   embed --model DIR (--frames SRC | --text TEXT)   image-text embeddings (external retrieval); --out writes .npy
   benchmark inspect NAME ANNOTATIONS               load an annotation file: counts, categories, every problem
+  benchmark check NAME ANNOTATIONS --video-root D  its videos present, missing, unreadable; duration, frames
   score NAME ANNOTATIONS PREDICTIONS.jsonl         official accuracy table of any system's predictions; --out JSON
   export-results RUN                               a run's predictions as OVO-Bench's / StreamingBench's results file
   report DIR... [--out DIR]                        compare runs: report.md/.csv/.tex, figures (PDF, SVG, PNG)
@@ -100,23 +102,41 @@ std::string component_summary(const ExperimentConfig& cfg, const Registries& reg
   return out;
 }
 
+// --dump: "all" prints every resolved value (defaults included: what a run's config.yaml records),
+// "set" only what the files and --set give.
+std::string dump_text(const ExperimentConfig& cfg, const std::string& which) {
+  if (which != "all" && which != "set") throw UsageError("--dump: expected all or set, got '" + which + "'");
+  return to_yaml(which == "set" ? cfg.resolved : cfg.complete);
+}
+
 int cmd_validate(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa validate", "Load, resolve and check an experiment without running it.");
-  options.add_options()("dump", "print the fully resolved config (after _base_, merge and --set)");
+  options.add_options()("dump",
+                        "print the resolved config: =all (the default) every value a run uses, defaults included; "
+                        "=set only what the files and --set give",
+                        cxxopts::value<std::string>()->implicit_value("all"))(
+      "no-paths", "do not check that the paths it names (export, annotations, video root, expert) exist: a config "
+                  "for data not here yet");
   auto args = parse_experiment_args(options, argc, argv);
   if (!args) return kOk;
+  const bool dump = args->result.count("dump") > 0;
+  const std::string which = dump ? args->result["dump"].as<std::string>() : "";
+  const bool check_paths = !args->result.count("no-paths");
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) {
     const auto runs = expand_grid(cfg.resolved, args->path);
     const auto configs = validate_grid_runs(runs, args->path, registries.sections());  // as svqa grid does
-    if (args->result.count("dump"))
-      for (size_t i = 0; i < runs.size(); ++i) std::cout << "# " << runs[i].directory() << "\n" << to_yaml(configs[i].resolved) << "\n";
-    if (!args->result.count("dump"))
+    if (check_paths)
+      for (const auto& c : configs) require_paths(c, registries.sections());
+    if (dump)
+      for (size_t i = 0; i < runs.size(); ++i) std::cout << "# " << runs[i].directory() << "\n" << dump_text(configs[i], which) << "\n";
+    else
       std::cout << args->path << ": ok: grid of " << runs.size() << " runs (svqa grid " << args->path << " --list)\n";
     return kOk;
   }
-  if (args->result.count("dump")) {
-    std::cout << to_yaml(cfg.resolved);
+  if (check_paths) require_paths(cfg, registries.sections());
+  if (dump) {
+    std::cout << dump_text(cfg, which);
   } else {
     std::cout << args->path << ": ok: experiment '" << cfg.header.name << "' ("
               << component_summary(cfg, registries) << ")\n";
@@ -158,7 +178,9 @@ int cmd_run(int argc, const char* const* argv, const Registries& registries) {
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; run it with `svqa grid " + args->path + "`");
   require_every_section(cfg, args->path, registries);
+  require_paths(cfg, registries.sections());
   cfg.resolved.erase("slurm");  // where the run goes, not what it computes: not in its config.yaml
+  cfg.complete.erase("slurm");
   const StreamShard shard = args->result.count("shard") ? shard_option(args->result["shard"].as<std::string>()) : StreamShard{};
 
   const std::string root = args->result.count("out") ? args->result["out"].as<std::string>() : cfg.header.output.dir;
@@ -178,6 +200,7 @@ int cmd_encode(int argc, const char* const* argv, const Registries& registries) 
   ExperimentConfig cfg = resolve_experiment(args->path, args->overrides, registries.sections());
   if (has_grid(cfg.resolved)) throw UsageError(args->path + " has a grid: section; encode one of its runs' files");
   require_every_section(cfg, args->path, registries);
+  require_paths(cfg, registries.sections());
   if (cfg.header.memory.cache.empty())
     throw UsageError(args->path + ": memory.cache is not set: svqa encode writes streams' memory there");
   // Spill files of the streams being encoded: a folder of this process inside the cache, removed

@@ -1,6 +1,6 @@
-// `svqa benchmark inspect` and `svqa score`: look at an official annotation file through its
-// loader (counts, categories, every problem), and score any system's predictions on it with the
-// benchmark's official rules (docs/benchmarks.md).
+// `svqa benchmark inspect`, `svqa benchmark check` and `svqa score`: look at an official annotation
+// file through its loader (counts, categories, every problem), check the videos it names, and score
+// any system's predictions on it with the benchmark's official rules (docs/benchmarks.md).
 
 #define CXXOPTS_VECTOR_DELIMITER '\x1f'  // as in cli.cpp: one cxxopts configuration per program
 #include <cxxopts.hpp>
@@ -26,6 +26,8 @@
 #include "core/config/config_node.h"
 #include "core/config/experiment.h"
 #include "core/engine/registries.h"
+#include "core/io/format.h"
+#include "models/video/frame_source.h"
 
 namespace svqa {
 namespace {
@@ -226,16 +228,100 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
   return fatal ? 1 : 0;
 }
 
+// One video as a run would meet it: opened and its first frame decoded through svqa's frame reader.
+struct VideoCheck {
+  std::string problem;  // empty: readable
+  double seconds = 0;   // as the source states it (a video's frame count / average fps)
+  int64_t frames = 0;   // frames a run at the given fps encodes
+};
+
+VideoCheck check_video(const std::string& path, double fps, FrameStep step) {
+  VideoCheck out;
+  try {
+    auto reader = open_frame_reader(path, fps, step);
+    reader->read(1);  // the first frame decoded, not only the header read
+    out.frames = reader->expected_frames();
+    out.seconds = static_cast<double>(out.frames) / reader->fps();
+  } catch (const std::exception& e) {
+    out.problem = e.what();
+  }
+  return out;
+}
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<int64_t>(std::llround(seconds));
+  return fmt::format("{:.1f} s ({}:{:02}:{:02})", seconds, s / 3600, s / 60 % 60, s % 60);
+}
+
+int check(int argc, const char* const* argv, const Registries& registries) {
+  const StreamOptions defaults;
+  cxxopts::Options options("svqa benchmark check",
+                           "Check a benchmark's videos before a run: each one the annotations name is opened and its "
+                           "first frame decoded; lists those present, missing and unreadable, the total duration "
+                           "and the frames a run at --fps encodes. Exit 1 if any is missing or unreadable.");
+  add_benchmark_options(options);
+  options.add_options()("fps", "frames sampled per second, as the run's stream.fps (default " +
+                                   format_number(defaults.fps) + ", stream.fps's default)",
+                        cxxopts::value<double>()->default_value(format_number(defaults.fps)))(
+      "frame-step", "reference or nearest, as the run's stream.frame_step",
+      cxxopts::value<std::string>()->default_value(defaults.frame_step));
+  options.positional_help("NAME ANNOTATIONS");
+  const auto args = parse(options, argc, argv, {"name", "annotations"});
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  const double fps = args["fps"].as<double>();
+  if (!(fps > 0) || fps > 1000) throw UsageError("--fps: expected a number in (0, 1000], got " + format_number(fps));
+  FrameStep step{};
+  try {
+    step = frame_step_from_name(args["frame-step"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--frame-step: ") + e.what());
+  }
+  auto benchmark = make_benchmark(registries, args);
+  std::vector<std::string> videos;  // each once, in the file's order
+  for (const auto& s : benchmark->streams())
+    if (std::find(videos.begin(), videos.end(), s.video) == videos.end()) videos.push_back(s.video);
+  std::vector<std::string> missing, unreadable;
+  int64_t present = 0, frames = 0;
+  double seconds = 0;
+  for (const auto& video : videos) {
+    std::error_code ec;
+    if (!std::filesystem::exists(video, ec)) {
+      missing.push_back(video);
+      continue;
+    }
+    const VideoCheck c = check_video(video, fps, step);
+    if (!c.problem.empty()) {
+      unreadable.push_back(c.problem);
+      continue;
+    }
+    ++present, frames += c.frames, seconds += c.seconds;
+    std::cout << "present: " << video << ": " << duration_text(c.seconds) << ", " << c.frames << " frames\n";
+  }
+  for (const auto& m : missing) std::cout << "missing: " << m << "\n";
+  for (const auto& u : unreadable) std::cout << "unreadable: " << u << "\n";
+  std::cout << "videos: " << videos.size() << " (" << present << " present, " << missing.size() << " missing, "
+            << unreadable.size() << " unreadable)\n"
+            << "duration: " << duration_text(seconds) << " (the videos present)\n"
+            << "frames at " << format_number(fps) << " fps: " << frames << " (what a run encodes of them)\n";
+  return missing.empty() && unreadable.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int cmd_benchmark(int argc, const char* const* argv, const Registries& registries) {
   const std::string sub = argc > 1 ? argv[1] : "";
   if (sub == "inspect") return inspect(argc - 1, argv + 1, registries);
+  if (sub == "check") return check(argc - 1, argv + 1, registries);
   if (sub == "-h" || sub == "--help") {
-    std::cout << "usage: svqa benchmark inspect NAME ANNOTATIONS [--video-root DIR] [--set KEY=VALUE]...\n";
+    std::cout << "usage: svqa benchmark inspect NAME ANNOTATIONS [--video-root DIR] [--set KEY=VALUE]...\n"
+                 "       svqa benchmark check NAME ANNOTATIONS [--video-root DIR] [--fps F] [--set KEY=VALUE]...\n";
     return 0;
   }
-  throw UsageError(sub.empty() ? "missing the subcommand (inspect)" : "unknown subcommand '" + sub + "' (inspect)");
+  throw UsageError(sub.empty() ? "missing the subcommand (inspect, check)"
+                               : "unknown subcommand '" + sub + "' (inspect, check)");
 }
 
 int cmd_score(int argc, const char* const* argv, const Registries& registries) {

@@ -17,6 +17,7 @@
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
+#include "core/config/path_check.h"
 #include "core/run/progress.h"
 #include "models/loading/torch_error.h"
 
@@ -97,6 +98,8 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   // Every run is validated before any starts (cross-field rules too): a typo in the last run fails now, not in hours.
   const auto runs = expand_grid(root, path);
   std::vector<ExperimentConfig> configs = validate_grid_runs(runs, path, registries.sections());
+  if (!args.count("list"))  // the paths each run names, before any loads (a listing needs none)
+    for (const auto& c : configs) require_paths(c, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
   const std::string grid_name = std::filesystem::path(path).stem().string();
   const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();

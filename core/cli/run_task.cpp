@@ -44,13 +44,13 @@ int run_task(const ExperimentConfig& cfg, const Registries& registries, const st
   c10::InferenceMode inference;
   if (shard.count == 1) {
     refuse_unmerged_shards(dir);
-    const RunFolder folder(dir, cfg.resolved, command);  // locked; config written only if new
+    const RunFolder folder(dir, cfg.complete, command);  // locked; config written only if new
     return run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
   }
   check_shard_fits(dir, shard);
   int errors = 0;
   {
-    const RunFolder folder(dir, cfg.resolved, command + " --shard " + shard.name(), folder_part(shard));
+    const RunFolder folder(dir, cfg.complete, command + " --shard " + shard.name(), folder_part(shard));
     const RunPart part = run_part(dir, shard);
     errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO), &part);
     std::cout << "stream shard " << shard.name() << " done: " << part.records << "\n";

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/config/config_loader.h"
+#include "core/config/schema_defaults.h"
 #include "core/config/slurm_options.h"
 
 namespace svqa {
@@ -84,6 +85,37 @@ std::vector<SectionPair> section_pairs(const RegistrySections& registries) {
   return out;
 }
 
+// The validated tree with every default: the header's fields, each chosen component's options, then the
+// sections no schema completes (grid, slurm) as set. `expected:` is completed only where it is set.
+static ConfigNode complete_experiment(const ConfigNode& root, const ExperimentConfig& cfg,
+                                      const RegistrySections& registries) {
+  const auto header_fields = Schema<ExperimentHeader>().fields();
+  ConfigNode header = ConfigNode::map(root.loc);  // the header's keys; the sections come after, in their order
+  for (const auto& f : header_fields)
+    if (const ConfigEntry* e = root.find_entry(f.name)) header.entries.push_back(*e);
+  ConfigNode out = with_defaults(&header, header_fields);
+  ConfigNode* name = out.find("name");
+  if (name && !root.find("name"))  // the file's stem when the file sets none
+    *name = parse_yaml_text(ValueReader<std::string>::yaml(cfg.header.name), "name");
+  for (const auto& [section, registry] : registries) {
+    const ComponentChoice* choice = cfg.component(section);
+    if (!choice) continue;
+    const ConfigEntry* given = root.find_entry(section);
+    ConfigNode node = ConfigNode::map(given->value.loc);
+    node.entries.push_back(*given->value.find_entry("type"));
+    const RegistryEntryInfo* entry = registry->find_info(choice->type);
+    node.entries.push_back(
+        {"options", given->key_loc, with_defaults(given->value.find("options"), entry->options->fields())});
+    out.entries.push_back({section, given->key_loc, std::move(node)});
+  }
+  for (const auto& e : root.entries)
+    if (!out.find(e.key)) {
+      out.entries.push_back(e);
+      if (e.key == "expected") out.entries.back().value = with_defaults(&e.value, Schema<ExpectedResult>().fields());
+    }
+  return out;
+}
+
 ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin, const RegistrySections& registries) {
   ExperimentConfig out;
   ErrorList errors;
@@ -95,8 +127,10 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
   for (const auto& [section, _] : registries) known.push_back(section);
   known.push_back("grid");  // checked by expand_grid (core/grid.h)
   known.push_back("slurm");  // svqa submit's, not part of a run (core/config/slurm_options.h)
+  known.push_back("expected");  // the paper's figure, for reports (core/config/expected_result.h)
   check_known_keys(root, "", known, errors);
   Schema<SlurmOptions>().parse(root.find("slurm"), "slurm", errors);
+  out.expected = expected_result(root, errors);
 
   // The header schema sees only its own keys; the top-level check above reported the rest.
   ConfigNode header = ConfigNode::map(root.loc);
@@ -110,6 +144,7 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
   if (errors.empty()) check_section_rules(root, registries, out, errors);  // options parsed: contracts can be read
 
   errors.throw_if_any();
+  out.complete = complete_experiment(root, out, registries);
   out.resolved = std::move(root);
   return out;
 }

@@ -12,10 +12,12 @@
 
 #include <any>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config/config_node.h"
+#include "core/config/expected_result.h"
 #include "core/config/grid.h"
 #include "core/config/registry.h"
 #include "core/config/runtime.h"
@@ -218,7 +220,11 @@ struct ComponentChoice {
 struct ExperimentConfig {
   ExperimentHeader header;
   std::map<std::string, ComponentChoice> components;  // by section: backbone, encoding, ...
-  ConfigNode resolved;                                // after _base_, merge and --set
+  std::optional<ExpectedResult> expected;             // the paper's figure, when `expected:` is set
+  ConfigNode resolved;                                // after _base_, merge and --set: what the files set
+  // `resolved` with every value the run uses, defaults included (schema_defaults.h): what
+  // `svqa validate --dump` prints and a run folder's config.yaml records.
+  ConfigNode complete;
   const ComponentChoice* component(const std::string& section) const;
 };
 

@@ -47,6 +47,10 @@ struct FieldInfo {
   std::string pattern_doc;   // what the pattern means, for messages ("cpu, cuda or cuda:N")
   std::optional<int64_t> max_bytes;  // strings (each string of a list): longest accepted, in bytes
   std::optional<int64_t> max_items;  // lists: most items accepted
+  // A path that must exist when set (non-empty): "file", "directory" or "file or directory". Checked by
+  // svqa validate / run / encode before anything loads (core/config/path_check.h), not by parsing, so a
+  // config for another machine still parses here.
+  std::string must_exist;
   std::vector<FieldInfo> fields;  // for nested sections
 };
 
@@ -173,6 +177,7 @@ class Schema final : public OptionsSchema {
     Field& required() { info_.required = true; info_.default_yaml.clear(); return *this; }
     Field& max_bytes(int64_t v) { info_.max_bytes = v; return *this; }
     Field& max_items(int64_t v) { info_.max_items = v; return *this; }
+    Field& must_exist(std::string kind) { info_.must_exist = std::move(kind); return *this; }
 
    private:
     FieldInfo& info_;

@@ -10,6 +10,7 @@
 
 #include "core/io/format.h"
 #include "core/report/csv_text.h"
+#include "core/report/paper_columns.h"
 
 namespace svqa {
 namespace {
@@ -93,12 +94,14 @@ std::string report_markdown(const std::vector<RunSummary>& runs) {
     any_busy = any_busy || g.busy;
     s << "## " << g.benchmark << "\n\n| method |" << (g.settings ? " settings |" : "")
       << " questions | answered | errored | accuracy %";
+    const bool paper = any_expected(g.runs);
+    if (paper) s << paper_header_md();
     if (g.macro) s << " | M-Avg %";
     for (const auto& c : g.categories) s << " | " << md_cell(c) << " %";
     if (g.open_ended) s << " | judge acc % | judge score | judge failed";
     if (g.recall) s << " | recall %";
     s << " | memory tokens | inference tokens | memory GB/h | encode fps | TTFT s |\n|---|" << (g.settings ? "---|" : "");
-    const size_t numeric = 4 + g.macro + g.categories.size() + (g.open_ended ? 3 : 0) + g.recall + 5;
+    const size_t numeric = 4 + (paper ? 2 : 0) + g.macro + g.categories.size() + (g.open_ended ? 3 : 0) + g.recall + 5;
     for (size_t i = 0; i < numeric; ++i) s << "---:|";
     s << "\n";
     for (const auto* r : g.runs) {
@@ -106,6 +109,7 @@ std::string report_markdown(const std::vector<RunSummary>& runs) {
       const int64_t questions = o.questions + r->scores.open_ended;
       s << "| " << md_cell(r->label) << " | " << (g.settings ? md_cell(settings_text(*r)) + " | " : "") << questions
         << " | " << r->records - r->errored << " | " << r->errored << " | " << percent(o.accuracy());
+      if (paper) s << paper_cells_md(*r);
       if (g.macro) s << " | " << percent(r->scores.macro_accuracy);
       for (const auto& c : g.categories) {
         const Tally* t = category_tally(*r, c);
@@ -126,6 +130,7 @@ std::string report_markdown(const std::vector<RunSummary>& runs) {
        "bank's bytes (RAM + disk) per hour of stream when asked; means over answered questions. Encode fps (frames "
        "encoded per second since the previous question) and TTFT (retrieval + prompt prefill): median (min–max) "
        "over answered questions, the first question of each stream (warm-up) left out.\n";
+  if (const std::string note = paper_note_md(runs); !note.empty()) s << "\n" << note;
   if (any_busy) s << "\n† " << busy_note(runs) << ".\n";
   bool problems = false;
   for (const auto& r : runs)

@@ -193,6 +193,7 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     r.benchmark = benchmark->type;
     r.backbone = backbone_name(cfg);
     r.budget = budget_text(cfg.resolved);
+    r.expected = cfg.expected;
     auto loaded = registries.benchmark.create(benchmark->type, benchmark->options);
     const std::vector<Stream> streams = loaded->streams();
     const auto records = read_prediction_records(dir + "/predictions.jsonl");

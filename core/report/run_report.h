@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "benchmarks/scoring.h"
+#include "core/config/expected_result.h"
 #include "core/engine/registries.h"
 
 namespace svqa {
@@ -66,6 +67,7 @@ struct RunSummary {
   // before the question, 1 = the stream's start; one value per block per layer.
   std::vector<double> retrieved_age;
   std::vector<RetrievalTrace> traces;
+  std::optional<ExpectedResult> expected;  // the paper's figure for this setting (`expected:`), when given
 };
 
 // Run directories (holding config.yaml and predictions.jsonl) at or below each root, sorted.

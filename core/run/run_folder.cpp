@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "core/config/config_diff.h"
+#include "core/config/run_time_keys.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safe_paths.h"
 #include "core/run/model_identity.h"
@@ -70,15 +71,17 @@ bool folder_has_answers(const std::string& dir) {
   return false;
 }
 
-// DIR/config.yaml: written when new (or no answer yet), else the same config or a refusal.
+// DIR/config.yaml: written when new (or no answer yet), else a config that differs from it at most in
+// run-time-only keys (core/config/run_time_keys.h; then it records this session's values) or a refusal.
 void check_config(const std::string& dir, const ConfigNode& resolved, bool answered) {
   const std::string config = dir + "/config.yaml";
   const std::string now = to_yaml(resolved);
   if (fs::exists(config)) {
     if (read_all(config) == now) return;
-    const auto difference = first_config_difference(parse_yaml_file(config), resolved);
-    if (!difference) return;  // the same tree, written otherwise (another svqa version): keep the file
-    if (answered)
+    const ConfigNode was = parse_yaml_file(config);
+    if (!first_config_difference(was, resolved)) return;  // the same tree, written otherwise (another svqa version)
+    const auto difference = first_binding_difference(was, resolved);
+    if (difference && answered)
       throw std::runtime_error(config + ": its answers were made with another config (" + *difference +
                                "); rerun with that config to resume, or use another --out or name");
   } else if (answered) {

@@ -3,9 +3,11 @@
 // - an exclusive lock (flock on DIR/run.lock, released when the process ends, even by kill -9), so
 //   a second svqa on the same folder stops at once and says who holds it, instead of answering
 //   every question a second time;
-// - the resolved config, written only when the folder has none (or holds no answer yet). A folder
-//   whose answers were made with another config is refused, naming the first key that differs:
-//   resuming would label those answers with the new config;
+// - the fully resolved config (defaults included: ExperimentConfig::complete), written when the folder
+//   has none (or holds no answer yet). A folder whose answers were made with another config is refused,
+//   naming the first key that differs (a default changed since counts): resuming would label those
+//   answers with the new config. Keys that cannot change an answer (core/config/run_time_keys.h:
+//   threads, ...) do not block; the file then records this session's values;
 // - the identity of every model the config names (DIR/models.json: each export's files, sizes and
 //   checksums, core/run/model_identity.h), checked the same way: a folder whose answers came from
 //   an export since replaced at the same path is refused, naming it.

@@ -16,7 +16,8 @@ namespace svqa {
 struct TorchScriptOptions {
   std::string export_dir;
   static void declare(Schema<TorchScriptOptions>& s) {
-    s.field("export", &TorchScriptOptions::export_dir, "export directory written by python -m models.export").required();
+    s.field("export", &TorchScriptOptions::export_dir, "export directory written by python -m models.export")
+        .required().must_exist("directory");
   }
 };
 

@@ -27,7 +27,7 @@ struct ExternalRetrievalOptions {
   static void declare(Schema<ExternalRetrievalOptions>& s) {
     s.field("model", &ExternalRetrievalOptions::model,
             "image-text export directory (python -m models.export.image_text), e.g. SigLIP-so400m")
-        .required();
+        .required().must_exist("directory");
     s.field("retrieve_size", &ExternalRetrievalOptions::retrieve_size, "frames retrieved (ReKV r)").min(1)
         .max(kMaxBlocksOption);
     s.field("chunk_size", &ExternalRetrievalOptions::chunk_size,

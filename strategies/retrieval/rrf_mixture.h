@@ -37,7 +37,7 @@ struct RrfMixtureOptions {
     s.field("model", &RrfMixtureOptions::model,
             "image-text export of the external expert (python -m models.export.image_text): PE-Core ViT-L in the "
             "paper, CLIP ViT-L or SigLIP as alternatives")
-        .required();
+        .required().must_exist("directory");
     s.field("device", &RrfMixtureOptions::device, "device the external expert runs on; empty: cpu")
         .matches(std::string("|") + kDevicePattern, std::string("empty (cpu), ") + kDevicePatternDoc);
     s.field("retrieve_size", &RrfMixtureOptions::retrieve_size,

@@ -221,3 +221,31 @@ def test_score_refuses_a_directory_and_a_fractional_question_id(svqa_bin, root, 
     r = svqa(svqa_bin, root, "score", "cgbench", cg, str(preds))
     assert (r.returncode, r.stderr) == (1, f"svqa score: error: {preds}:1: question_id: expected a string or an integer, "
                                            "got 1.5\n")
+
+
+def test_check_lists_present_missing_and_unreadable_videos(svqa_bin, root, tmp_path):
+    # Real StreamingBench records (questions_real.json: sample_348, sample_242, sample_132), copied from the
+    # shared samples so the test stands alone; their videos synthesized: one present, one corrupt, one missing.
+    sample = root / "tests" / "fixtures" / "benchmarks" / "streamingbench_questions_real.sample.json"
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    r = svqa(svqa_bin, root, "make-video", str(tmp_path / "clip.avi"), "--seconds", "30", "--fps", "2")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "clip.avi").rename(videos / "sample_348_real.mp4")
+    (videos / "sample_242_real.mp4").write_bytes(b"\x00not a video" * 64)
+    r = svqa(svqa_bin, root, "benchmark", "check", "streamingbench", str(sample), "--video-root", str(videos))
+    assert r.returncode == 1, r.stderr
+    # 2 fps, every 4th frame at 0.5 fps: 15 of the 60 frames.
+    assert f"present: {videos}/sample_348_real.mp4: 30.0 s (0:00:30), 15 frames\n" in r.stdout
+    assert f"missing: {videos}/sample_132_real.mp4\n" in r.stdout
+    assert f"unreadable: {videos}/sample_242_real.mp4: " in r.stdout
+    assert r.stdout.endswith("videos: 3 (1 present, 1 missing, 1 unreadable)\nduration: 30.0 s (0:00:30) (the videos "
+                             "present)\nframes at 0.5 fps: 15 (what a run encodes of them)\n")
+    (videos / "sample_242_real.mp4").unlink()
+    (videos / "sample_348_real.mp4").rename(videos / "sample_242_real.mp4")
+    (videos / "sample_132_real.mp4").symlink_to(videos / "sample_242_real.mp4")
+    (videos / "sample_348_real.mp4").symlink_to(videos / "sample_242_real.mp4")
+    r = svqa(svqa_bin, root, "benchmark", "check", "streamingbench", str(sample), "--video-root", str(videos), "--fps", "1")
+    assert r.returncode == 0, r.stderr
+    assert "videos: 3 (3 present, 0 missing, 0 unreadable)\nduration: 90.0 s (0:01:30)" in r.stdout
+    assert "frames at 1.0 fps: 90 (what a run encodes of them)\n" in r.stdout

@@ -23,7 +23,7 @@ QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
 
 
 def resolved(svqa_bin, path):
-    r = subprocess.run([svqa_bin, "validate", path, "--dump"], capture_output=True, text=True)
+    r = subprocess.run([svqa_bin, "validate", path, "--dump=set", "--no-paths"], capture_output=True, text=True)
     assert r.returncode == 0, f"{path}: {r.stderr}"
     return yaml.safe_load(r.stdout)
 
@@ -36,7 +36,7 @@ def test_every_preset_and_experiment_validates(svqa_bin, root):
     assert len(files) >= 40
     for f in files:
         grid = "grid" in yaml.safe_load(f.read_text())
-        r = subprocess.run([svqa_bin, "grid", f, "--list"] if grid else [svqa_bin, "validate", f],
+        r = subprocess.run([svqa_bin, "grid", f, "--list"] if grid else [svqa_bin, "validate", f, "--no-paths"],
                            cwd=root, capture_output=True, text=True)
         assert r.returncode == 0, f"{f.relative_to(root)}: {r.stderr}"
 

@@ -47,7 +47,7 @@ def setup(tmp_path_factory, svqa_bin, root):
     r = subprocess.run([svqa_bin, "run", work / "mukv.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     records = [json.loads(line) for line in (work / "results/mukv_parity/predictions.jsonl").read_text().splitlines()]
-    resolved = yaml.safe_load(subprocess.run([svqa_bin, "validate", work / "mukv.yaml", "--dump"], capture_output=True,
+    resolved = yaml.safe_load(subprocess.run([svqa_bin, "validate", work / "mukv.yaml", "--dump=set"], capture_output=True,
                                              text=True, check=True).stdout)
     return export, frames, records, resolved
 

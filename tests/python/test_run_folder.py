@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import yaml
 from backbone_reference import ROOT
 from experiment_files import write_experiment
 
@@ -47,8 +48,9 @@ def test_a_folder_with_answers_of_another_config_is_refused(svqa_bin, setup):
                         "(retrieval.options.retrieve_size: 4 there, 2 now); rerun with that config to resume, or use "
                         "another --out or name\n")
     # A rerun that would fail at run time no longer replaces the config either.
+    # (A missing export is now refused before the folder is even opened: svqa validate's path check.)
     r = run(svqa_bin, setup, "--set", f"backbone.options.export={setup / 'nowhere'}")
-    assert r.returncode == 1 and "backbone.options.export: " in r.stderr and "there" in r.stderr
+    assert r.returncode == 2 and f"backbone.options.export: {setup / 'nowhere'}: no such directory" in r.stderr
     # The same config resumes, and config.yaml is not written again.
     r = run(svqa_bin, setup)
     assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
@@ -146,7 +148,10 @@ def test_names_and_grid_values_stay_inside_out(svqa_bin, setup):
 
 
 def test_a_grid_goes_on_after_a_failing_run_and_lists_it(svqa_bin, setup):
-    # Axis values: a missing export, another missing one, and the tiny export: two runs fail at run time.
+    # Axis values: an empty folder, another, and the tiny export: two runs fail at run time (a missing folder
+    # would be refused before any run starts, by the paths check).
+    (setup / "missing_a").mkdir()
+    (setup / "missing_b").mkdir()
     config = (setup / "exp.yaml").read_text()
     good = config.split("export: ")[1].split("}")[0]
     (setup / "grid.yaml").write_text(f"_base_: exp.yaml\ngrid:\n  axes:\n    backbone.options.export: "
@@ -156,7 +161,7 @@ def test_a_grid_goes_on_after_a_failing_run_and_lists_it(svqa_bin, setup):
     assert "== run 2/3" in r.stdout and "== run 3/3" in r.stdout  # went on after run 1 failed
     lines = r.stderr.splitlines()
     assert lines[0] == "svqa grid: 2 of 3 runs failed (rerun the grid to retry them; the others are kept):"
-    assert len(lines) == 3 and "missing_a: export directory not found" in lines[1] and "missing_b" in lines[2]
+    assert len(lines) == 3 and "missing_a" in lines[1] and "missing_b" in lines[2], lines
     answered = list((setup / "out" / "grid").glob("*/predictions.jsonl"))
     assert len(answered) == 1 and answered[0].read_text().count("\n") == 1
 
@@ -236,3 +241,26 @@ def test_a_resume_after_the_export_or_expert_was_replaced_is_refused_naming_it(s
     assert f"models.json: its answers were made with another model at {key} ({target}: " in lines[0]
     assert "changed)" in lines[0] and "rerun with that model to resume" in lines[0]
     assert (folder / "predictions.jsonl").read_text() == answered  # nothing answered by the new model
+
+
+def test_config_yaml_holds_every_default_and_a_changed_default_blocks_the_resume(svqa_bin, setup):
+    r = run(svqa_bin, setup)
+    assert r.returncode == 0, r.stderr
+    config = setup / "out" / "folder" / "config.yaml"
+    recorded = config.read_text()
+    values = yaml.safe_load(recorded)
+    assert values["stream"]["chunk_frames"] == 64 and values["runtime"]["threads"] == 0  # defaults the file left out
+    assert values["retrieval"]["options"]["chunk_size"] == 1
+    # As an svqa whose default chunk_frames was 32 would have recorded the same experiment:
+    values["stream"]["chunk_frames"] = 32
+    config.write_text(yaml.safe_dump(values))
+    r = run(svqa_bin, setup)
+    assert r.returncode == 1
+    assert "(stream.chunk_frames: 32 there, 64 now)" in r.stderr
+    # Run-time-only keys resume, and config.yaml records this session's values.
+    config.write_text(recorded)
+    r = run(svqa_bin, setup, "--set", "runtime.threads=1", "--set", "memory.wait_s=5")
+    assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
+    assert yaml.safe_load(config.read_text())["runtime"]["threads"] == 1
+    r = run(svqa_bin, setup, "--set", "runtime.seed=7")
+    assert r.returncode == 1 and "(runtime.seed: 0 there, 7 now)" in r.stderr

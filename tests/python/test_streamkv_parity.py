@@ -62,7 +62,7 @@ def stream(tmp_path_factory, root, svqa_bin):
         "encoding": {"options": SIZES}, "retrieval": {"options": RETRIEVAL},
         "benchmark": {"type": "stream_list", "options": {"annotations": str(tmp / "streams.json")}},
         "stream": {"fps": 1, "record_logits": True}, "output": {"dir": str(tmp / "results")}}))
-    resolved = yaml.safe_load(subprocess.run([svqa_bin, "validate", tmp / "exp.yaml", "--dump"], capture_output=True,
+    resolved = yaml.safe_load(subprocess.run([svqa_bin, "validate", tmp / "exp.yaml", "--dump=set"], capture_output=True,
                                              text=True, check=True).stdout)
     r = subprocess.run([svqa_bin, "run", tmp / "exp.yaml"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

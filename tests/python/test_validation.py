@@ -2,6 +2,7 @@
 `svqa run` before anything is written, each with FILE:LINE:COL and the key; `--set SECTION.type`
 gives the new type's defaults; the `--set 'retrieval={…}'` of docs/configuration.md."""
 
+import re
 import subprocess
 
 
@@ -42,7 +43,7 @@ def test_grid_precheck_rejects_a_cross_field_error_in_any_run(svqa_bin, root, tm
 
 def test_set_type_gives_the_new_types_defaults(svqa_bin, root):
     # demo.yaml: internal with retrieve_size 8, chunk_size 1, similarity dot; external has no `similarity`.
-    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump=set", "--no-paths",
              "--set", "retrieval.options.model=exports/siglip", "--set", "retrieval.type=external")
     assert r.returncode == 0, r.stderr
     section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
@@ -52,7 +53,7 @@ def test_set_type_gives_the_new_types_defaults(svqa_bin, root):
 
 def test_set_a_whole_section_as_documented(svqa_bin, root):
     # docs/configuration.md, "Overrides": the same command.
-    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump",
+    r = svqa(svqa_bin, root, "validate", "experiments/demo.yaml", "--dump=set", "--no-paths",
              "--set", "retrieval={type: bank_recent, options: {retrieve_size: 8}}")
     assert r.returncode == 0, r.stderr
     section = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
@@ -64,7 +65,7 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
     block = doc.split("## Inheritance")[1].split("```yaml\n")[1].split("```")[0]
     (tmp_path / "demo.yaml").write_text((root / "experiments" / "demo.yaml").read_text())
     (tmp_path / "recent_32.yaml").write_text(block)
-    r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump")
+    r = svqa(svqa_bin, root, "validate", str(tmp_path / "recent_32.yaml"), "--dump=set", "--no-paths")
     assert r.returncode == 0, r.stderr
     retrieval = r.stdout.split("retrieval:")[1].split("\nbenchmark:")[0]
     assert "type: bank_recent" in retrieval and "retrieve_size: 32" in retrieval and "similarity" not in retrieval
@@ -75,10 +76,45 @@ def test_the_inheritance_example_of_the_docs_is_valid(svqa_bin, root, tmp_path):
 def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root):
     # ablation.yaml: internal / bank_uniform / bank_recent × retrieve_size 4, 8 — one option name for every
     # retrieval strategy's budget, so a product grid of them is valid; its runs are named by their values.
-    r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml")
+    r = svqa(svqa_bin, root, "validate", "experiments/ablation.yaml", "--no-paths")  # the demo.sh data may not be there
     assert r.returncode == 0 and "grid of 6 runs" in r.stdout, r.stderr
     r = svqa(svqa_bin, root, "grid", "experiments/ablation.yaml", "--list")
     names = [line.split()[2] for line in r.stdout.splitlines()]
     assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_uniform", "bank_recent") for n in (4, 8)]
-    r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml")
+    r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml", "--no-paths")
     assert r.returncode == 0 and "grid of 9 runs" in r.stdout, r.stderr
+
+
+def test_a_missing_export_annotations_video_root_or_expert_is_refused_naming_it(svqa_bin, root, tmp_path):
+    export, expert, videos = tmp_path / "export", tmp_path / "expert", tmp_path / "videos"
+    for folder in (export, expert, videos):
+        folder.mkdir()
+    annotations = tmp_path / "streams.json"
+    annotations.write_text('{"streams": []}')
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"name: paths\noutput: {{dir: {tmp_path / 'results'}}}\n"
+                   f"backbone: {{type: torchscript, options: {{export: {export}}}}}\n"
+                   "encoding: {type: rekv_sliding_window}\n"
+                   f"retrieval: {{type: external, options: {{model: {expert}}}}}\n"
+                   f"benchmark: {{type: stream_list, options: {{annotations: {annotations}, video_root: {videos}}}}}\n")
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 0, r.stderr
+    for key, path, kind in (("backbone.options.export", export, "directory"),
+                            ("retrieval.options.model", expert, "directory"),
+                            ("benchmark.options.annotations", annotations, "file"),
+                            ("benchmark.options.video_root", videos, "directory")):
+        path.rename(tmp_path / "gone")
+        r = svqa(svqa_bin, root, "validate", str(exp))
+        assert r.returncode == 2 and re.fullmatch(rf"{re.escape(str(exp))}:\d+:\d+: {key}: {re.escape(str(path))}: "
+                                                  rf"no such {kind}\n", r.stderr), r.stderr
+        r = svqa(svqa_bin, root, "validate", str(exp), "--no-paths")  # a config for data not here yet
+        assert r.returncode == 0, r.stderr
+        if key.endswith("video_root"):  # svqa run: refused before the model loads or the folder is made
+            r = svqa(svqa_bin, root, "run", str(exp))
+            assert r.returncode == 2 and f"benchmark.options.video_root: {videos}: no such directory" in r.stderr
+            assert not (tmp_path / "results").exists()
+        (tmp_path / "gone").rename(path)
+    annotations.unlink()
+    annotations.mkdir()  # a directory where a file is expected
+    r = svqa(svqa_bin, root, "validate", str(exp))
+    assert r.returncode == 2 and f"benchmark.options.annotations: {annotations}: not a file" in r.stderr
