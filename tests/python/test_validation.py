@@ -82,3 +82,17 @@ def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root
     assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_uniform", "bank_recent") for n in (4, 8)]
     r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml")
     assert r.returncode == 0 and "grid of 9 runs" in r.stdout, r.stderr
+
+
+def test_a_context_window_over_a_whole_past_memory_is_refused_naming_both_keys(svqa_bin, root):
+    # HERMES and InfiniPot-V compact their memory into one block per layer spanning [0, t]: a window
+    # starting after 0 would drop it whole and answer from the sink tokens alone.
+    for method in ("hermes", "infinipot_v"):
+        path = f"experiments/methods/{method}.yaml"
+        r = svqa(svqa_bin, root, "validate", path, "--set", "stream.context_window_s=60")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "stream.context_window_s: encoding.type " + method + " compacts its memory into blocks spanning the " \
+               "whole past [0, t], which stream.context_window_s cannot cut by time" in r.stderr, r.stderr
+        assert svqa(svqa_bin, root, "validate", path, "--set", "stream.context_window_s=0").returncode == 0
+    r = svqa(svqa_bin, root, "validate", "experiments/methods/rekv.yaml", "--set", "stream.context_window_s=60")
+    assert r.returncode == 0, r.stderr  # per-frame blocks: cut by their start times
