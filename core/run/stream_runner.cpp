@@ -115,9 +115,7 @@ class StreamRunner {
          << (skipped ? " (" + std::to_string(skipped) + " already answered: resuming)" : std::string()) << std::endl;
     progress_ = std::make_unique<Progress>(totals_.questions, skipped);
     for (const auto& stream : streams_) run_stream(stream);
-    outcome_.faults = faults_.count;
-    outcome_.first_fault = faults_.first;
-    if (!closes_run_ || faults_.count) return outcome_;  // a run with faults is closed by the rerun that answers them
+    if (!closes_run_ || outcome_.faults) return outcome_;  // a run with faults is closed by the rerun that answers them
 
     std::vector<std::string> left_out;
     const std::vector<PredictionRecord> records = asked_records(streams_, predictions_.records(), left_out);
@@ -288,7 +286,7 @@ class StreamRunner {
     log_ << "  " << progress_->step() << " " << r.stream << "/" << r.question_id;
     if (r.faulted()) {
       log_ << ": fault (asked again by the next run): " << r.error << std::endl;
-      if (!faults_.count++) faults_.first = r.stream + ": " + r.error;
+      if (!outcome_.faults++) outcome_.first_fault = r.stream + ": " + r.error;
       return;
     }
     if (!r.answered()) {
@@ -317,10 +315,6 @@ class StreamRunner {
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;
   RunOutcome outcome_;
-  struct {
-    int count = 0;
-    std::string first;  // "stream: why"
-  } faults_;
   SnapshotStreams snapshots_;
 };
 
