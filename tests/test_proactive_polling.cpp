@@ -8,6 +8,8 @@
 #include <ATen/ATen.h>
 
 #include <filesystem>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,32 @@ TEST_CASE("the official yes rule and count.py's proactive verdict", "[proactive]
   CHECK(proactive_verdict(q, std::nullopt, "red").outcome == Verdict::Outcome::unanswered);
   CHECK(proactive_poll_times(20, 29) == std::vector<double>{21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33});
   CHECK(proactive_poll_times(20, 16).empty());
+}
+
+TEST_CASE("a question asking for hours of polls is named with its count before the model loads", "[proactive]") {
+  // StreamingBench polls once a second from the question to its ground truth + 4 s: 360k polls is a
+  // ground truth 100 hours after the question (an annotation in milliseconds read as seconds).
+  auto polls = [](double from, int64_t count) {
+    std::vector<double> times;
+    for (int64_t k = 0; k < count; ++k) times.push_back(from + static_cast<double>(k));
+    return times;
+  };
+  Stream stream;
+  stream.id = "v1";
+  stream.questions = {proactive("few", polls(11, 13), 20), proactive("many", polls(21, kManyPolls + 1), 20)};
+  std::ostringstream log;
+  check_poll_counts({stream}, log);
+  CHECK(log.str() == "warning: proactive question v1/many asks for 3601 polls (21 s to 3621 s), each a model call\n");
+
+  stream.questions.push_back(proactive("broken", polls(5, 360000), 20));
+  log.str("");
+  try {
+    check_poll_counts({stream}, log);
+    FAIL("360000 polls accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "proactive question v1/broken asks for 360000 polls (5 s to 360004 s), each a model "
+                                   "call: more than 86400 (a day of once-a-second polls); check its annotation");
+  }
 }
 
 TEST_CASE("proactive polls interleave over one memory and stop at the first yes", "[tiny_backbone]") {

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -27,6 +28,25 @@ void refuse_unmerged_shards(const std::string& dir) {
                              " or `svqa merge " + dir + "`; a whole run would answer their streams again");
 }
 
+// More shards than streams would give some shards nothing (and their names fill a line per shard).
+void refuse_shards_beyond_streams(const ExperimentConfig& cfg, const Registries& registries, const StreamShard& shard) {
+  const ComponentChoice& choice = *cfg.component("benchmark");
+  const size_t streams = registries.benchmark.create(choice.type, choice.options)->streams().size();
+  if (shard.count > static_cast<int64_t>(streams))
+    throw std::runtime_error("--shard " + shard.name() + ": the run has " + std::to_string(streams) +
+                             " streams, so at most " + std::to_string(std::max<size_t>(streams, 1)) +
+                             " stream shards (each takes the streams whose index % N == i)");
+}
+
+// The questions whose input could not be read are asked again by the next run: this one fails.
+int errors_or_faults(const RunOutcome& outcome, const std::string& dir) {
+  if (outcome.faults)
+    throw std::runtime_error(std::to_string(outcome.faults) + " questions not answered: their input could not be read (" +
+                             outcome.first_fault + "); fault records in " + dir +
+                             ": rerun to ask them again once the input is fixed");
+  return outcome.errors;
+}
+
 }  // namespace
 
 StreamShard shard_option(const std::string& text) {
@@ -45,14 +65,15 @@ int run_task(const ExperimentConfig& cfg, const Registries& registries, const st
   if (shard.count == 1) {
     refuse_unmerged_shards(dir);
     const RunFolder folder(dir, cfg.complete, command);  // locked; config written only if new
-    return run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO));
+    return errors_or_faults(run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO)), dir + "/predictions.jsonl");
   }
+  refuse_shards_beyond_streams(cfg, registries, shard);
   check_shard_fits(dir, shard);
   int errors = 0;
   {
     const RunFolder folder(dir, cfg.complete, command + " --shard " + shard.name(), folder_part(shard));
     const RunPart part = run_part(dir, shard);
-    errors = run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO), &part);
+    errors = errors_or_faults(run_streams(cfg, registries, dir, std::cout, isatty(STDOUT_FILENO), &part), part.records);
     std::cout << "stream shard " << shard.name() << " done: " << part.records << "\n";
   }
   merge_if_complete(cfg, registries, dir, shard.count, std::cout);

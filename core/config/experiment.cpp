@@ -66,6 +66,27 @@ static void check_section_rules(const ConfigNode& root, const RegistrySections& 
     }
 }
 
+// Each registry's rules with the header (the encoder and stream.context_window_s), reported at the header's key.
+static void check_header_rules(const ConfigNode& root, const RegistrySections& registries, const ExperimentConfig& out,
+                               ErrorList& errors) {
+  for (const auto& [section, registry] : registries)
+    for (const auto& rule : registry->header_rules()) {
+      const ComponentChoice* mine = out.component(section);
+      const RegistryEntryInfo* info = mine ? registry->find_info(mine->type) : nullptr;
+      if (!info || !info->contract) continue;
+      const std::string problem = rule.problem(mine->type, info->contract(mine->options), out.header);
+      if (problem.empty()) continue;
+      const ConfigNode* node = &root;  // the key's node, or as far down its path as the file goes
+      for (size_t from = 0; from <= rule.key.size();) {
+        const size_t dot = std::min(rule.key.find('.', from), rule.key.size());
+        const ConfigNode* child = node->find(std::string_view(rule.key).substr(from, dot - from));
+        if (!child) break;
+        node = child, from = dot + 1;
+      }
+      errors.add(node->loc, rule.key, problem);
+    }
+}
+
 std::vector<SectionPair> section_pairs(const RegistrySections& registries) {
   std::vector<SectionPair> out;
   const auto defaults = [](const RegistryEntryInfo* e, const std::string& section) {
@@ -142,6 +163,7 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
   for (const auto& [section, registry] : registries)
     if (const ConfigNode* node = root.find(section)) validate_component(*node, section, *registry, out, errors);
   if (errors.empty()) check_section_rules(root, registries, out, errors);  // options parsed: contracts can be read
+  if (errors.empty()) check_header_rules(root, registries, out, errors);
 
   errors.throw_if_any();
   out.complete = complete_experiment(root, out, registries);

@@ -50,6 +50,14 @@ struct SectionRule {
       problem;
 };
 
+struct ExperimentHeader;
+// A rule between a section's choice and the experiment's own keys (stream.*, ...), checked at
+// validation: from the choice's contract and the header, the problem (naming both keys), or "".
+struct HeaderRule {
+  std::string key;  // the header key the problem is reported at, e.g. "stream.context_window_s"
+  std::function<std::string(const std::string& type, const std::any& contract, const ExperimentHeader& header)> problem;
+};
+
 class RegistryBase;
 // The registries an experiment is validated against: (YAML section, registry) in file order.
 using RegistrySections = std::vector<std::pair<std::string, const RegistryBase*>>;
@@ -71,6 +79,9 @@ class RegistryBase {
   // Rules this section's choice must keep with another section's (experiment validation runs them).
   void add_rule(SectionRule rule) { rules_.push_back(std::move(rule)); }
   const std::vector<SectionRule>& rules() const { return rules_; }
+  // Rules this section's choice must keep with the experiment's header keys.
+  void add_header_rule(HeaderRule rule) { header_rules_.push_back(std::move(rule)); }
+  const std::vector<HeaderRule>& header_rules() const { return header_rules_; }
 
  protected:
   void add_info(RegistryEntryInfo info);  // throws RegistryError on a duplicate name
@@ -83,6 +94,7 @@ class RegistryBase {
   std::vector<RegistryEntryInfo> infos_;
   std::vector<Retired> retired_;
   std::vector<SectionRule> rules_;
+  std::vector<HeaderRule> header_rules_;
 };
 
 template <class Product, class... Args>

@@ -38,4 +38,12 @@ std::string contract_problem(const std::string& encoder, const EncoderProvides& 
   return "";
 }
 
+std::string context_window_problem(const std::string& encoder, const EncoderProvides& provides, double window_s) {
+  if (window_s <= 0 || !provides.whole_past_blocks) return "";
+  return "encoding.type " + encoder +
+         " compacts its memory into blocks spanning the whole past [0, t], which stream.context_window_s cannot cut by "
+         "time (a question would see the sink tokens only): set stream.context_window_s: 0 or an encoding.type with "
+         "per-frame blocks";
+}
+
 }  // namespace svqa

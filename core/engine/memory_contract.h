@@ -25,7 +25,15 @@ const char* representatives_name(Representatives r);
 struct EncoderProvides {
   Representatives representatives = Representatives::MeanKeyEveryLayer;
   std::set<Granularity> granularities{Granularity::Frame};  // what its blocks can be
+  // Its memory is compacted in place into blocks spanning the whole past ([0, t], one per layer:
+  // HERMES, InfiniPot-V): their start time says nothing of their tokens', so stream.context_window_s
+  // cannot cut them by time (validation refuses the pair).
+  bool whole_past_blocks = false;
 };
+
+// "" when `encoder` (providing `provides`) can run under stream.context_window_s = `window_s`; else
+// why not, naming both keys.
+std::string context_window_problem(const std::string& encoder, const EncoderProvides& provides, double window_s);
 
 struct RetrievalNeeds {
   Representatives representatives = Representatives::None;  // None: any kind, or none at all

@@ -1,5 +1,6 @@
 #include "core/engine/registries.h"
 
+#include "core/config/experiment.h"
 #include "core/engine/memory_contract.h"
 
 namespace svqa {
@@ -10,6 +11,11 @@ Registries::Registries() {
                         return contract_problem(encoding_type, std::any_cast<const EncoderProvides&>(provides),
                                                 retrieval_type, std::any_cast<const RetrievalNeeds&>(needs));
                       }});
+  encoding.add_header_rule({"stream.context_window_s", [](const std::string& encoding_type, const std::any& provides,
+                                                          const ExperimentHeader& header) {
+                              return context_window_problem(encoding_type, std::any_cast<const EncoderProvides&>(provides),
+                                                            header.stream.context_window_s);
+                            }});
 }
 
 }  // namespace svqa

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/io/atomic_file.h"
 #include "core/io/json_lines.h"
 
 namespace svqa {
@@ -34,9 +36,13 @@ PredictionLog::PredictionLog(const std::string& path) : path_(path) {
     try {
       const JsonLinesFile file = read_json_lines(path);
       records_ = prediction_records(file, path);
+      if (std::any_of(records_.begin(), records_.end(), [](const PredictionRecord& r) { return r.faulted(); })) {
+        drop_faults(file);
+      } else {
+        fs::resize_file(path, file.kept_bytes);
+        add_newline = file.last_line_unterminated;
+      }
       for (const auto& r : records_) done_.insert({r.stream, r.question_id});
-      fs::resize_file(path, file.kept_bytes);
-      add_newline = file.last_line_unterminated;
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(std::string(e.what()) + "; move the file away to start over");
     }
@@ -44,6 +50,15 @@ PredictionLog::PredictionLog(const std::string& path) : path_(path) {
   out_.open(path, std::ios::app | std::ios::binary);
   if (!out_) throw std::runtime_error(path + ": cannot open for appending");
   if (add_newline) out_ << '\n';
+}
+
+void PredictionLog::drop_faults(const JsonLinesFile& file) {
+  std::string kept;  // the lines as written (svqa writes each record as its JSON's dump)
+  std::vector<PredictionRecord> answers;
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (!records_[i].faulted()) kept += file.lines[i].value.dump() + "\n", answers.push_back(std::move(records_[i]));
+  write_file_atomically(path_, kept);
+  records_ = std::move(answers);
 }
 
 void PredictionLog::append(const PredictionRecord& record) {

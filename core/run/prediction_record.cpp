@@ -164,6 +164,7 @@ json to_json(const PredictionRecord& r) {
   json j = json::object();
   PredictionRecord::fields(r, [&](const char* key, const auto& value, Written when) {
     const bool write = when == Written::always || (when == Written::error && !r.answered()) ||
+                       (when == Written::error_if_set && !r.answered() && is_set(value)) ||
                        (when == Written::answer && r.answered()) ||
                        (when == Written::if_set && r.answered() && is_set(value));
     if (write) j[key] = Codec<std::decay_t<decltype(value)>>::write(value);

@@ -22,10 +22,11 @@
 
 namespace svqa {
 
-// When a field is written. An error record holds the `always` fields and the error; an answered
-// one the `always` and `answer` fields, and each `if_set` field that has a value (an optional that
-// is set, a list or object that is not empty). Nested structs write all their fields.
-enum class Written { always, error, answer, if_set };
+// When a field is written. An error record holds the `always` fields, the error and each
+// `error_if_set` field that has a value; an answered one the `always` and `answer` fields, and each
+// `if_set` field that has a value (an optional that is set, a list or object that is not empty).
+// Nested structs write all their fields.
+enum class Written { always, error, error_if_set, answer, if_set };
 
 // Seconds spent on one question; encode_* covers the frames encoded since the previous question.
 struct RecordTiming {
@@ -95,6 +96,11 @@ struct PredictionRecord : Prediction {
   std::optional<std::string> letter;  // multiple choice: what the benchmark's rule read
   std::optional<bool> correct;        // multiple choice with a gold letter, not left unanswered
   nlohmann::json extra = nlohmann::json::object();  // fields the strategies add, keyed by the strategy's name
+  // Set on an error record when the question was not answered because of a fault of its input, not
+  // of the method ("input": the video could not be opened). A fault is not final: the next run takes
+  // the record out of the file and asks the question again (core/run/prediction_log.h).
+  std::optional<std::string> fault;
+  bool faulted() const { return fault.has_value(); }
 
   // Every field of the record, Prediction's included, in the order written.
   template <class Self, class Visit>
@@ -105,6 +111,7 @@ struct PredictionRecord : Prediction {
     v("question", r.question, Written::always);
     v("category", r.category, Written::always);
     v("error", r.error, Written::error);
+    v("fault", r.fault, Written::error_if_set);
     v("options", r.options, Written::answer);
     v("reference", r.reference, Written::answer);
     v("prediction", r.output, Written::answer);

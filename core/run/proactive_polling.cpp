@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <utility>
+
+#include "core/io/format.h"
 
 namespace svqa {
 namespace {
@@ -72,6 +75,20 @@ std::vector<double> recorded_polls(const PredictionLog& log, const std::string& 
 }
 
 }  // namespace
+
+void check_poll_counts(const std::vector<Stream>& streams, std::ostream& log) {
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) {
+      const auto polls = static_cast<int64_t>(q.poll_times.size());
+      if (polls <= kManyPolls) continue;
+      const std::string what = fmt::format("proactive question {}/{} asks for {} polls ({:.0f} s to {:.0f} s), each a model call",
+                                           s.id, q.id, polls, q.poll_times.front(), q.poll_times.back());
+      if (polls > kMostPolls)
+        throw std::invalid_argument(fmt::format("{}: more than {} (a day of once-a-second polls); check its annotation",
+                                                what, kMostPolls));
+      log << "warning: " << what << "\n";
+    }
+}
 
 void run_polled_stream(const QuestionStep& step, StreamEncoding& stream, const std::string& stream_id,
                        const std::vector<Question>& questions, const PredictionLog& log, const PolledStream& io) {

@@ -10,7 +10,9 @@
 // it ({role, content, time, cost}) plus, on the model's turns, the prompt's question text, the time
 // to first token and the spans of the blocks retrieved; extra.answered: the time of the yes, or false.
 
+#include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,16 @@ struct PolledStream {
   // Writes a finished question's record.
   std::function<void(const PredictionRecord&)> record;
 };
+
+// Each poll is a model call (retrieval, prefill, decoding): a question with many polls is hours of
+// work, and one with more than a day of once-a-second polls is a broken annotation.
+constexpr int64_t kManyPolls = 3600;    // warned: an hour of once-a-second polls
+constexpr int64_t kMostPolls = 86400;   // refused: a day of them
+
+// Before the model loads: one warning line to `log` per question of `streams` with more than
+// kManyPolls polls, naming it and its polls; std::invalid_argument naming the first question with
+// more than kMostPolls (its stream, id, polls and first and last poll times).
+void check_poll_counts(const std::vector<Stream>& streams, std::ostream& log);
 
 // Answers every question of `questions` (each with poll_times) not yet in `log`. Questions in `log`
 // (a resumed run) are told to the encoder again at their recorded polls (replay_answered), so the

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
 namespace svqa {
 
@@ -45,6 +47,53 @@ std::string progress_bar(int64_t done, int64_t total, int width) {
 
 void redraw_line(std::ostream& out, const std::string& line) {
   out << "\r" << line << "\033[K" << std::flush;  // erase what a longer previous line left
+}
+
+std::string timestamp_prefix() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  return std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S ", &local) ? text : "";
+}
+
+void ProgressLines::offer(const std::string& line) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (last_ && std::chrono::duration<double>(now - *last_).count() < interval_s_) return;
+  last_ = now;
+  out_ << timestamp_prefix() << line << "\n" << std::flush;
+}
+
+EncodingHeartbeat::EncodingHeartbeat(ProgressLines& lines, std::string stream_id, int64_t encoded, int64_t total)
+    : lines_(lines), stream_id_(std::move(stream_id)), encoded_(encoded), total_(total) {
+  lines_.offer(line());
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto every = std::chrono::duration<double>(lines_.interval_s());
+    while (!wake_.wait_for(lock, every, [this] { return stop_; })) lines_.offer(line());
+  });
+}
+
+EncodingHeartbeat::~EncodingHeartbeat() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void EncodingHeartbeat::update(int64_t encoded, int64_t total, double fps) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  encoded_ = encoded, total_ = total, fps_ = fps;
+}
+
+std::string EncodingHeartbeat::line() {
+  std::ostringstream s;
+  s << "encoding " << stream_id_ << ": " << encoded_ << "/" << total_ << " frames";
+  if (fps_ > 0) s << ", " << std::fixed << std::setprecision(1) << fps_ << " fps";
+  return s.str();
 }
 
 }  // namespace svqa

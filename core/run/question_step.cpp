@@ -83,6 +83,12 @@ PredictionRecord error_record(const std::string& stream_id, const Question& q, c
   return r;
 }
 
+PredictionRecord fault_record(const std::string& stream_id, const Question& q, const std::string& why) {
+  PredictionRecord r = error_record(stream_id, q, why);
+  r.fault = "input";
+  return r;
+}
+
 namespace {
 
 // The one place the encoder hears of a question before retrieval reads the bank.

@@ -44,5 +44,7 @@ void replay_answered(const QuestionStep& step, StreamEncoding& stream, const Que
 
 // The record of a question that could not be answered, and why.
 PredictionRecord error_record(const std::string& stream_id, const Question& q, const std::string& why);
+// The record of a question whose input could not be read (PredictionRecord::fault "input"): not final.
+PredictionRecord fault_record(const std::string& stream_id, const Question& q, const std::string& why);
 
 }  // namespace svqa

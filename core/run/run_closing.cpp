@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,27 @@ RunJudge make_run_judge(const JudgeOptions& options, const std::vector<Stream>& 
   judge.llm = std::make_unique<LlmJudge>(resolved);
   judge.cache = resolved.cache;
   return judge;
+}
+
+std::vector<PredictionRecord> asked_records(const std::vector<Stream>& streams, std::vector<PredictionRecord> records,
+                                            std::vector<std::string>& left_out) {
+  std::set<std::pair<std::string, std::string>> asked;
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) asked.insert({s.id, q.id});
+  std::vector<PredictionRecord> out;
+  for (auto& r : records) {
+    if (asked.count({r.stream, r.question_id}))
+      out.push_back(std::move(r));
+    else
+      left_out.push_back(r.stream + "/" + r.question_id);
+  }
+  return out;
+}
+
+void log_left_out(const std::vector<std::string>& left_out, std::ostream& log) {
+  if (left_out.empty()) return;
+  log << left_out.size() << " records of questions the benchmark does not ask left out (first: " << left_out.front()
+      << "): their annotations changed since they were answered\n";
 }
 
 void write_metrics(const std::string& dir, const std::string& experiment, const RunTotals& totals,

@@ -31,6 +31,15 @@ struct RunTotals {
   int64_t encoded_frames = 0;
 };
 
+// The records of questions `streams` ask, in the order given. A record of a question they do not
+// ask (its annotation edited or removed since it was answered) is left out, so a run never counts
+// more answers than questions; its "stream/question" goes to `left_out`.
+std::vector<PredictionRecord> asked_records(const std::vector<Stream>& streams, std::vector<PredictionRecord> records,
+                                            std::vector<std::string>& left_out);
+
+// "N records of questions the benchmark does not ask left out (first: s/q)" to `log`, if any.
+void log_left_out(const std::vector<std::string>& left_out, std::ostream& log);
+
 // DIR/metrics.json (atomically): counts, accuracy of the recorded verdicts, mean seconds per pass.
 void write_metrics(const std::string& dir, const std::string& experiment, const RunTotals& totals,
                    const std::vector<PredictionRecord>& records);

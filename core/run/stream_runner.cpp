@@ -64,6 +64,16 @@ std::vector<Stream> streams_of(std::vector<Stream> all, const RunPart* part) {
   return mine;
 }
 
+// Where stdout is not a terminal, at most one progress line per this many seconds (so at least one a
+// minute while a stream is encoded, even when another line took the last slot).
+constexpr double kProgressLineSeconds = 20;
+
+// `streams`, their proactive questions' poll counts checked (before the model loads).
+std::vector<Stream> polls_checked(std::vector<Stream> streams, std::ostream& log) {
+  check_poll_counts(streams, log);
+  return streams;
+}
+
 // One run: the components made from the experiment, then each stream in turn.
 class StreamRunner {
  public:
@@ -79,7 +89,7 @@ class StreamRunner {
         live_progress_(live_progress),
         // The annotations first: a bad file (a repeated question id, ...) fails before the model loads.
         benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
-        streams_(streams_of(benchmark_->streams(), part)),
+        streams_(polls_checked(streams_of(benchmark_->streams(), part), log)),
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
                                              cfg.header.runtime)),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options,
@@ -91,26 +101,29 @@ class StreamRunner {
         judge_(make_run_judge(cfg.header.judge, streams_, dir)),
         snapshots_(cfg, dir, log) {}
 
-  int run() {
+  RunOutcome run() {
     if (encode_only_) {
       note_tiny_model(*backbone_, log_);
       for (const auto& stream : streams_) run_stream(stream);
-      return 0;
+      return {};
     }
     int64_t skipped = 0;
     for (const auto& s : streams_)
       for (const auto& q : s.questions) totals_.questions += 1, skipped += predictions_.done(s.id, q.id);
     note_tiny_model(*backbone_, log_);
     log_ << cfg_.header.name << ": " << streams_.size() << " streams, " << totals_.questions << " questions"
-         << (skipped ? " (" + std::to_string(skipped) + " already answered: resuming)" : std::string()) << "\n";
+         << (skipped ? " (" + std::to_string(skipped) + " already answered: resuming)" : std::string()) << std::endl;
     progress_ = std::make_unique<Progress>(totals_.questions, skipped);
     for (const auto& stream : streams_) run_stream(stream);
-    if (!closes_run_) return errors_;
+    if (!closes_run_ || outcome_.faults) return outcome_;  // a run with faults is closed by the rerun that answers them
 
-    write_metrics(dir_, cfg_.header.name, totals_, predictions_.records());
-    write_scores(dir_, component("benchmark").type, *benchmark_, streams_, predictions_.records(), judge_, log_);
-    print_run_table(predictions_.records(), log_);
-    return errors_;
+    std::vector<std::string> left_out;
+    const std::vector<PredictionRecord> records = asked_records(streams_, predictions_.records(), left_out);
+    log_left_out(left_out, log_);
+    write_metrics(dir_, cfg_.header.name, totals_, records);
+    write_scores(dir_, component("benchmark").type, *benchmark_, streams_, records, judge_, log_);
+    print_run_table(records, log_);
+    return outcome_;
   }
 
  private:
@@ -144,9 +157,9 @@ class StreamRunner {
     std::unique_ptr<FrameReader> frames;
     try {
       frames = stream_frames(stream, cfg_.header.stream.fps, frame_step_from_name(cfg_.header.stream.frame_step));
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
       for (const auto& q : questions)
-        if (!done(q)) record(error_record(stream.id, q, e.what()));
+        if (!done(q)) record(fault_record(stream.id, q, e.what()));
       return;
     }
     if (const int64_t least = cfg_.header.stream.min_video_frames; frames->expected_frames() < least) {
@@ -242,11 +255,16 @@ class StreamRunner {
 
   StreamEncoding::Step encode_until(StreamEncoding& encoding, const std::string& stream_id, double time) {
     StreamEncoding::ChunkDone bar;
-    if (live_progress_)
+    std::optional<EncodingHeartbeat> heartbeat;  // not a terminal: timestamped lines, even while a chunk takes long
+    if (live_progress_) {
       bar = [&](int64_t encoded, int64_t total, double fps) {
         redraw_line(log_, fmt::format("  encoding {} {} {}/{} frames, {:.1f} fps", stream_id,
                                       progress_bar(encoded, total, 30), encoded, total, fps));
       };
+    } else {
+      heartbeat.emplace(progress_lines_, stream_id, encoding.encoded(), encoding.total_frames());
+      bar = [&](int64_t encoded, int64_t total, double fps) { heartbeat->update(encoded, total, fps); };
+    }
     const StreamEncoding::Step step = encoding.encode_until(time, bar);
     if (live_progress_ && step.frames > 0) redraw_line(log_, "");
     totals_.encode_seconds += step.seconds;
@@ -266,12 +284,17 @@ class StreamRunner {
     if (encode_only_) return;
     predictions_.append(r);
     log_ << "  " << progress_->step() << " " << r.stream << "/" << r.question_id;
-    if (!r.answered()) {
-      log_ << ": error: " << r.error << "\n";
-      ++errors_;
+    if (r.faulted()) {
+      log_ << ": fault (asked again by the next run): " << r.error << std::endl;
+      if (!outcome_.faults++) outcome_.first_fault = r.stream + ": " + r.error;
       return;
     }
-    log_ << fmt::format(" @{:.1f} s: ", r.time.value_or(0)) << nlohmann::json(r.output).dump() << "\n";
+    if (!r.answered()) {
+      log_ << ": error: " << r.error << std::endl;
+      ++outcome_.errors;
+      return;
+    }
+    log_ << fmt::format(" @{:.1f} s: ", r.time.value_or(0)) << nlohmann::json(r.output).dump() << std::endl;
   }
 
   const bool encode_only_;
@@ -280,6 +303,7 @@ class StreamRunner {
   const std::string dir_;
   std::ostream& log_;
   const bool live_progress_;
+  ProgressLines progress_lines_{log_, kProgressLineSeconds};  // used when not live_progress_
   std::unique_ptr<Benchmark> benchmark_;
   const std::vector<Stream> streams_;
   std::unique_ptr<Backbone> backbone_;
@@ -290,14 +314,14 @@ class StreamRunner {
   RunJudge judge_;
   std::unique_ptr<Progress> progress_;
   RunTotals totals_;
-  int errors_ = 0;
+  RunOutcome outcome_;
   SnapshotStreams snapshots_;
 };
 
 }  // namespace
 
-int run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
-                bool live_progress, const RunPart* part) {
+RunOutcome run_streams(const ExperimentConfig& cfg, const Registries& registries, const std::string& dir, std::ostream& log,
+                       bool live_progress, const RunPart* part) {
   return StreamRunner(cfg, registries, dir, log, live_progress, false, part).run();
 }
 

@@ -56,8 +56,8 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
   registry.add<InfinipotVOptions>("infinipot_v", "InfiniPot-V: the KV cache compacted in place at a frame cap by TaR + VaN, no question needed",
       [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) {
-        return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}}; }));
-  registry.add<HermesOptions>("hermes", "HERMES: the KV cache as layered memory under a per-layer budget (recent frames shallow, anchors + a summary deep), no retrieval", [](const HermesOptions& o) { return std::make_unique<Hermes>(o); }, SVQA_HERE, std::function<EncoderProvides(const HermesOptions&)>([](const HermesOptions&) { return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}}; }));
+        return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}, true}; }));
+  registry.add<HermesOptions>("hermes", "HERMES: the KV cache as layered memory under a per-layer budget (recent frames shallow, anchors + a summary deep), no retrieval", [](const HermesOptions& o) { return std::make_unique<Hermes>(o); }, SVQA_HERE, std::function<EncoderProvides(const HermesOptions&)>([](const HermesOptions&) { return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}, true}; }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,

@@ -138,7 +138,8 @@ def test_score_bad_prediction_line_names_file_line_and_field(svqa_bin, root, sam
     assert f"{preds}:2: question_id: missing" in r.stderr
 
 
-def test_offline_questions_are_asked_after_the_whole_video_and_scored(svqa_bin, root, tmp_path, tiny_export):
+def test_offline_questions_are_asked_after_the_whole_video_and_a_missing_video_is_asked_again(svqa_bin, root, tmp_path,
+                                                                                              tiny_export):
     export = tiny_export("llava_onevision")
     r = svqa(svqa_bin, root, "make-video", str(tmp_path / "clip.avi"), "--seconds", "30", "--fps", "2")
     assert r.returncode == 0, r.stderr
@@ -157,20 +158,36 @@ retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
 benchmark: {{type: cgbench, options: {{annotations: {tmp_path / 'cg.json'}, video_extension: .avi}}}}
 stream: {{fps: 0.5, max_new_tokens: 4}}
 """)
-    r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "results"))
-    assert r.returncode == 0, r.stderr
-    predictions = tmp_path / "results" / "offline" / "predictions.jsonl"
-    recs = {r["question_id"]: r for r in map(json.loads, predictions.read_text().splitlines())}
-    assert "error" not in recs["1"]
-    assert recs["1"]["time"] == 30.0 and recs["1"]["frames_encoded"] == 15  # the stream's end, every frame
-    assert "absent.avi" in recs["2"]["error"] and recs["2"]["time"] is None  # no video, no end: null
-    r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "results"))
-    assert r.returncode == 0 and "2 already answered" in r.stdout, r.stderr  # a rerun reads the null time back
+    run = tmp_path / "results" / "offline"
+    predictions = run / "predictions.jsonl"
+    for attempt in range(2):  # the missing video is a fault: not closed, exit 1, asked again by each rerun
+        r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "results"))
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert "1 questions not answered: their input could not be read (absent: " in r.stderr, r.stderr
+        assert "rerun to ask them again" in r.stderr and "fault (asked again by the next run)" in r.stdout
+        assert ("1 already answered" in r.stdout) == (attempt == 1), r.stdout  # the answer kept, the fault not
+        recs = [json.loads(line) for line in predictions.read_text().splitlines()]
+        assert [x["question_id"] for x in recs] == ["1", "2"]  # the fault once: taken out by the rerun
+        recs = {x["question_id"]: x for x in recs}
+        assert "error" not in recs["1"] and "fault" not in recs["1"]
+        assert recs["1"]["time"] == 30.0 and recs["1"]["frames_encoded"] == 15  # the stream's end, every frame
+        assert "absent.avi" in recs["2"]["error"] and recs["2"]["time"] is None  # no video, no end: null
+        assert recs["2"]["fault"] == "input"
+        assert not (run / "scores.json").exists() and not (run / "metrics.json").exists()
     r = svqa(svqa_bin, root, "score", "cgbench", str(tmp_path / "cg.json"), str(predictions),
-             "--set", "video_extension=.avi")
+             "--set", "video_extension=.avi")  # the file as it stands: the fault read as an error record
     assert r.returncode == 0, r.stderr
     assert "| **overall** | 2 |" in r.stdout and "1 errored" in r.stdout
     assert "retrieval recall" in r.stdout
+
+    # The video appears: the rerun answers its question and closes the run.
+    assert svqa(svqa_bin, root, "make-video", str(tmp_path / "absent.avi"), "--seconds", "30", "--fps", "2").returncode == 0
+    r = svqa(svqa_bin, root, "run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / "results"))
+    assert r.returncode == 0 and "1 already answered" in r.stdout, r.stderr
+    recs = {x["question_id"]: x for x in map(json.loads, predictions.read_text().splitlines())}
+    assert sorted(recs) == ["1", "2"] and not any("error" in x for x in recs.values())
+    assert recs["2"]["time"] == 30.0
+    assert json.loads((run / "metrics.json").read_text())["answered"] == 2
 
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -212,6 +213,75 @@ def test_devices_grid_equals_the_local_grid_and_bad_devices_are_one_line(tiny, s
         r = subprocess.run([svqa_bin, "grid", exp, "--out", tiny["root"] / "refused", *args], capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and why in r.stderr, (args, r.stderr)
     assert not (tiny["root"] / "refused").exists()
+
+
+def test_merge_leaves_out_a_record_of_a_question_the_benchmark_does_not_ask(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "few.yaml", tiny["export"], tiny["few"], tiny["root"] / "extra")
+    for index in range(2):
+        svqa_ok(svqa_bin, "run", exp, "--shard", f"{index}/2")
+    run = tiny["root"] / "extra" / "few"
+    shard = run / "shards" / "0-of-2.jsonl"
+    ghost = json.loads(shard.read_text().splitlines()[0])
+    ghost["question_id"] = "ghost"  # answered, then taken out of the annotations
+    with open(shard, "a") as f:
+        f.write(json.dumps(ghost) + "\n")
+    r = svqa_ok(svqa_bin, "merge", run)
+    assert "1 records of questions the benchmark does not ask left out (first: s00/ghost)" in r.stdout, r.stdout
+    assert sorted(read_records(run / "predictions.jsonl")) == [(f"s{i:02d}", f"s{i:02d}q") for i in range(4)]
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["answered"] + metrics["errored"] == metrics["questions"] == 4
+
+
+def test_a_shard_count_above_the_streams_is_refused_in_one_short_line(tiny, svqa_bin):
+    exp = write_experiment(tiny["root"] / "huge.yaml", tiny["export"], tiny["few"], tiny["root"] / "huge")
+    r = subprocess.run([svqa_bin, "run", exp, "--shard", "3/1000000"], capture_output=True, text=True, timeout=600)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("svqa run: error: --shard 3/1000000: the run has 4 streams, so at most 4 stream shards "
+                        "(each takes the streams whose index % N == i)\n")
+    assert not (tiny["root"] / "huge").exists()  # nothing written
+    svqa_ok(svqa_bin, "run", exp, "--shard", "3/4")  # as many shards as streams: each takes one
+
+
+PROGRESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d encoding live: \d+/\d+ frames", re.M)
+
+
+def test_a_log_that_is_not_a_terminal_shows_progress_while_the_stream_is_paused(tiny, svqa_bin):
+    """`svqa run ... > log` (a Slurm or nohup log): a timestamped progress line is in the log while the
+    stream's frames are still to come (its video a FIFO this test feeds half-way and holds), not at the end."""
+    folder = tiny["root"] / "paused"
+    folder.mkdir()
+    clip = folder / "clip.avi"
+    subprocess.run([svqa_bin, "make-video", clip, "--seconds", "40"], check=True, capture_output=True)
+    data = clip.read_bytes()
+    os.mkfifo(folder / "live.avi")
+    (folder / "live.json").write_text(json.dumps({"streams": [{
+        "id": "live", "video": "live.avi", "questions": [{"id": "q", "time": 38.0, "question": "What color is it?",
+                                                          "options": ["red", "green"], "answer": "green"}]}]}))
+    exp = write_experiment(folder / "paused.yaml", tiny["export"], folder / "live.json", folder / "results")
+    released = threading.Event()
+
+    def feed():
+        with open(folder / "live.avi", "wb") as video:  # opens once svqa opens the video
+            video.write(data[:len(data) // 2])
+            video.flush()
+            released.wait(600)  # the stream paused half-way
+            video.write(data[len(data) // 2:])
+
+    log = folder / "log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([svqa_bin, "run", exp], stdout=out, stderr=subprocess.STDOUT)
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        # A bound for a stuck run, not a timing: the model loads, then the line comes while nothing moves.
+        wait_for(lambda: PROGRESS_LINE.search(log.read_text()) or proc.poll() is not None, "a progress line", 300)
+        assert PROGRESS_LINE.search(log.read_text()) and proc.poll() is None, log.read_text()
+    finally:
+        released.set()
+        feeder.join(600)
+        proc.wait(600)
+    assert proc.returncode == 0, log.read_text()
+    assert "live/q @38.0 s" in log.read_text()
 
 
 # ---- Slurm ----------------------------------------------------------------------------------------

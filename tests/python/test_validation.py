@@ -118,3 +118,17 @@ def test_a_missing_export_annotations_video_root_or_expert_is_refused_naming_it(
     annotations.mkdir()  # a directory where a file is expected
     r = svqa(svqa_bin, root, "validate", str(exp))
     assert r.returncode == 2 and f"benchmark.options.annotations: {annotations}: not a file" in r.stderr
+
+
+def test_a_context_window_over_a_whole_past_memory_is_refused_naming_both_keys(svqa_bin, root):
+    # HERMES and InfiniPot-V compact their memory into one block per layer spanning [0, t]: a window
+    # starting after 0 would drop it whole and answer from the sink tokens alone.
+    for method in ("hermes", "infinipot_v"):
+        path = f"experiments/methods/{method}.yaml"
+        r = svqa(svqa_bin, root, "validate", path, "--no-paths", "--set", "stream.context_window_s=60")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "stream.context_window_s: encoding.type " + method + " compacts its memory into blocks spanning the " \
+               "whole past [0, t], which stream.context_window_s cannot cut by time" in r.stderr, r.stderr
+        assert svqa(svqa_bin, root, "validate", path, "--no-paths", "--set", "stream.context_window_s=0").returncode == 0
+    r = svqa(svqa_bin, root, "validate", "experiments/methods/rekv.yaml", "--no-paths", "--set", "stream.context_window_s=60")
+    assert r.returncode == 0, r.stderr  # per-frame blocks: cut by their start times

@@ -72,6 +72,14 @@ std::vector<PredictionRecord> checked_shard_records(const std::vector<Stream>& s
   return records;
 }
 
+// "a, b, c" of at most `shown` names, then "and N more": one short line whatever the count.
+std::string name_list(const std::vector<std::string>& names, size_t shown) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
 }  // namespace
 
 ShardProgress shard_progress(const std::vector<Stream>& streams, const std::string& dir, const StreamShard& shard) {
@@ -80,7 +88,8 @@ ShardProgress shard_progress(const std::vector<Stream>& streams, const std::stri
   progress.started = fs::exists(file);
   std::set<std::pair<std::string, std::string>> recorded;
   if (progress.started)
-    for (const auto& r : read_prediction_records(file)) recorded.insert({r.stream, r.question_id});
+    for (const auto& r : read_prediction_records(file))
+      if (!r.faulted()) recorded.insert({r.stream, r.question_id});  // a fault is asked again: not recorded
   for (size_t i = 0; i < streams.size(); ++i) {
     if (!shard.takes(i)) continue;
     for (const auto& q : streams[i].questions) {
@@ -92,10 +101,11 @@ ShardProgress shard_progress(const std::vector<Stream>& streams, const std::stri
 }
 
 std::vector<PredictionRecord> gather_shard_records(const std::vector<Stream>& streams, const std::string& dir,
-                                                   int64_t count) {
+                                                   int64_t count, std::vector<std::string>& left_out) {
   std::map<std::string, std::vector<PredictionRecord>> by_stream;
   for (int64_t i = 0; i < count; ++i)
-    for (auto& r : checked_shard_records(streams, dir, {i, count})) by_stream[r.stream].push_back(std::move(r));
+    for (auto& r : asked_records(streams, checked_shard_records(streams, dir, {i, count}), left_out))
+      by_stream[r.stream].push_back(std::move(r));
   std::vector<PredictionRecord> records;
   for (const auto& stream : streams)
     for (auto& r : by_stream[stream.id]) records.push_back(std::move(r));
@@ -109,7 +119,9 @@ void merge_run(const ExperimentConfig& cfg, const Registries& registries, const 
   const std::unique_ptr<Benchmark> benchmark = registries.benchmark.create(choice.type, choice.options);
   const std::vector<Stream> streams = benchmark->streams();
   const MergeLock lock(dir);
-  const std::vector<PredictionRecord> records = gather_shard_records(streams, dir, count);
+  std::vector<std::string> left_out;
+  const std::vector<PredictionRecord> records = gather_shard_records(streams, dir, count, left_out);
+  log_left_out(left_out, log);
   std::string lines;
   for (const auto& r : records) lines += to_json(r).dump() + "\n";
   write_file_atomically(dir + "/predictions.jsonl", lines);
@@ -126,13 +138,14 @@ bool merge_if_complete(const ExperimentConfig& cfg, const Registries& registries
                        int64_t count, std::ostream& log) {
   const ComponentChoice& choice = *cfg.component("benchmark");
   const std::vector<Stream> streams = registries.benchmark.create(choice.type, choice.options)->streams();
-  std::string waiting;
+  std::vector<std::string> waiting;
   for (int64_t i = 0; i < count; ++i) {
     const StreamShard shard{i, count};
-    if (!shard_progress(streams, dir, shard).complete()) waiting += (waiting.empty() ? "" : ", ") + shard.name();
+    if (!shard_progress(streams, dir, shard).complete()) waiting.push_back(shard.name());
   }
   if (!waiting.empty()) {
-    log << "stream shards still to finish: " << waiting << " (the last to finish merges; or svqa merge " << dir << ")\n";
+    log << "stream shards still to finish: " << name_list(waiting, 8) << " (the last to finish merges; or svqa merge "
+        << dir << ")\n";
     return false;
   }
   merge_run(cfg, registries, dir, log);

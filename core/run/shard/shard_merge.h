@@ -29,9 +29,10 @@ ShardProgress shard_progress(const std::vector<Stream>& streams, const std::stri
 // The run's records from the files of its `count` shards, in the order an unsharded run writes
 // them (streams in the benchmark's order). Throws std::runtime_error, one line naming the shard,
 // when a shard's file is missing, a shard is incomplete, a shard's file holds a stream of another
-// shard, or a question is recorded twice.
+// shard, or a question is recorded twice. A record of a question the benchmark does not ask (its
+// annotation changed after the shard answered it) is left out, named in `left_out`.
 std::vector<PredictionRecord> gather_shard_records(const std::vector<Stream>& streams, const std::string& dir,
-                                                   int64_t count);
+                                                   int64_t count, std::vector<std::string>& left_out);
 
 // Merges DIR's shards (their N read from DIR/shards) into predictions.jsonl, metrics.json and
 // scores.json, atomically, holding DIR/merge.lock (two shards ending together merge one after the
