@@ -99,7 +99,8 @@ TEST_CASE("a component is given only the runtime leaves its registration declare
                          SVQA_HERE);
   odd.declare_reads("peeking", {"retrieval.options.k"});
   cfg.components["encoding"] = {"peeking", {}};
-  CHECK_THROWS_WITH(declared_reads(cfg, {{"encoding", &odd}}, {"encoding"}),
+  const RegistrySections odd_sections{{"encoding", &odd}};
+  CHECK_THROWS_WITH(declared_reads(cfg, odd_sections, {"encoding"}),
                     "encoding strategy 'peeking' declares it reads 'retrieval.options.k': only runtime leaves "
                     "(runtime.device, dtype, threads, seed) can be declared");
 }
