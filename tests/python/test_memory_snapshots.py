@@ -396,13 +396,14 @@ def test_memory_wait_s_is_validated(video, svqa_bin, tiny_export, tmp_path):
 
 def tom_grid(root, export, streams, cache, axes, name):
     """A grid of StreamingTOM runs (its CTR draws tie-break noise from runtime.seed) over `axes`
-    ({dotted key: values}); `cache`: memory.cache as written (None: the grid's shared default)."""
+    ({dotted key: values}); `cache`: memory.cache as written (None: the grid's shared default). With k 1 the
+    two tokens nearest each other tie in density, so the seeded noise picks which is a frame's first centre."""
     memory = "" if cache is None else f"memory: {{cache: {cache}}}"
     axes_yaml = "\n".join(f"    {key}: {json.dumps(values)}" for key, values in axes.items())
     (root / f"{name}.yaml").write_text(f"""
 name: tom
 backbone: {{type: torchscript, options: {{export: {export}}}}}
-encoding: {{type: streamingtom, options: {{retain_tokens: 4, n_local: 30, k: 2}}}}
+encoding: {{type: streamingtom, options: {{retain_tokens: 2, n_local: 30, k: 1}}}}
 retrieval: {{type: internal, options: {{retrieve_size: 2}}}}
 benchmark: {{type: stream_list, options: {{annotations: {streams}}}}}
 stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 2, record_logits: true}}
@@ -447,29 +448,31 @@ def test_a_video_swapped_at_the_same_path_size_and_mtime_is_encoded_again(video,
     import os
     import shutil
 
+    import numpy as np
+
     root = tmp_path
     export = tiny_export("llava_onevision")
-    for name, seconds in (("a", "22"), ("b", "22")):
-        subprocess.run([svqa_bin, "make-video", root / f"{name}.avi", "--seconds", seconds, "--phase", "3" if name == "b" else "20"],
-                       check=True, capture_output=True)
-    assert (root / "a.avi").stat().st_size == (root / "b.avi").stat().st_size
-    assert (root / "a.avi").read_bytes() != (root / "b.avi").read_bytes()
-    shutil.copy2(root / "a.avi", root / "video.avi")
-    streams = json.loads((video / "streams.json").read_text())
-    (root / "streams.json").write_text(json.dumps(streams))
+    for name, seed in (("a", 1), ("b", 2)):  # 12 frames at the run's 0.5 fps: 24 s, the same bytes long
+        np.save(root / f"{name}.npy", np.random.default_rng(seed).integers(0, 256, (12, 48, 48, 3), dtype=np.uint8))
+    assert (root / "a.npy").stat().st_size == (root / "b.npy").stat().st_size
+    shutil.copy2(root / "a.npy", root / "video.npy")
+    stream = {**json.loads((video / "streams.json").read_text())["streams"][0], "video": "video.npy"}
+    (root / "streams.json").write_text(json.dumps({"streams": [stream]}))
     exp = cached_experiment(root, "rekv_sliding_window", export, root / "streams.json", root / "cache")
     assert encodes(ran(svqa_bin, exp, root / "first")) == (1, 0)
-    stat = (root / "video.avi").stat()
-    shutil.copyfile(root / "b.avi", root / "video.avi")  # another video, same size, its mtime set back (cp -p)
-    os.utime(root / "video.avi", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    stat = (root / "video.npy").stat()
+    shutil.copyfile(root / "b.npy", root / "video.npy")  # another video, same size, its mtime set back (cp -p)
+    os.utime(root / "video.npy", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (root / "video.npy").stat().st_mtime_ns == stat.st_mtime_ns
     assert encodes(ran(svqa_bin, exp, root / "second")) == (1, 0)
     plain = ran(svqa_bin, cached_experiment(root, "rekv_sliding_window", export, root / "streams.json", None,
                                             name="plain"), root / "plain")
     assert encodes(plain) == (0, 0)
     assert records(root / "second" / "run") == records(root / "plain" / "plain")
-    # Moved elsewhere, the same video still matches its snapshot.
-    shutil.move(root / "video.avi", root / "moved.avi")
-    (root / "streams.json").write_text(json.dumps({"streams": [{**streams["streams"][0], "video": "moved.avi"}]}))
+    assert records(root / "second" / "run") != records(root / "first" / "run")
+    # Moved elsewhere, the same video still finds its snapshot.
+    shutil.move(root / "video.npy", root / "moved.npy")
+    (root / "streams.json").write_text(json.dumps({"streams": [{**stream, "video": "moved.npy"}]}))
     assert encodes(ran(svqa_bin, exp, root / "third")) == (0, 1)
 
 
@@ -513,9 +516,11 @@ def test_kv_codec_group_is_bounded_at_validation(video, svqa_bin, tiny_export, t
     assert len(lines) == 1 and "stream.kv_codec_group" in lines[0] and "1024" in lines[0], r.stderr
 
 
-# Values for string leaves, which no schema bound suggests; every other leaf is varied from its type.
-VARIED_STRINGS = {"description": "varied", "label": "Varied", "stream.answer_prompt": "Q: {question}\nA:",
-                  "judge.base_url": "http://127.0.0.1:9/v1", "judge.model": "varied", "judge.api_key_env": "VARIED_KEY"}
+# Varied values no schema bound suggests (strings; a size that must stay a multiple of the varied
+# chunk_size); every other leaf is varied from its type.
+VARIED_VALUES = {"description": "varied", "label": "Varied", "stream.answer_prompt": "Q: {question}\nA:",
+                 "judge.base_url": "http://127.0.0.1:9/v1", "judge.model": "varied", "judge.api_key_env": "VARIED_KEY",
+                 "retrieval.options.retrieve_size": 4}
 SET_BY_THE_RUN = {"name", "output.dir", "memory.cache"}  # the test's folders and cache, not varied
 
 
@@ -538,6 +543,8 @@ def schema_leaves(svqa_bin):
 
 def varied(leaf, field, value, root):
     """Another valid value of `leaf` (now `value`)."""
+    if leaf in VARIED_VALUES:
+        return VARIED_VALUES[leaf]
     if field.get("choices"):
         return next(c for c in field["choices"] if c != value)
     if field["type"] == "boolean":
@@ -545,11 +552,9 @@ def varied(leaf, field, value, root):
     if field["type"] in ("integer", "number"):
         up = value + 1 if field["type"] == "integer" or value == 0 else value * 2
         return up if up <= field.get("max", float("inf")) else value - 1
-    if leaf in VARIED_STRINGS:
-        return VARIED_STRINGS[leaf]
     if field["type"] == "string" and leaf.endswith(("dir", "cache")):
         return str(root / leaf.replace(".", "_"))
-    pytest.fail(f"{leaf}: no varied value for a {field['type']}: add one to VARIED_STRINGS")
+    pytest.fail(f"{leaf}: no varied value for a {field['type']}: add one to VARIED_VALUES")
 
 
 def with_leaves(base, leaves):
@@ -583,7 +588,7 @@ def test_every_config_leaf_outside_the_key_leaves_the_memory_as_it_is(svqa_bin, 
     defaults = {leaf: yaml.safe_load(f["default"]) for leaf, f in leaves.items() if "default" in f}
     base = with_leaves({
         "backbone": {"type": "torchscript", "options": {"export": str(tiny_export("llava_onevision"))}},
-        "encoding": {"type": "streamingtom", "options": {"retain_tokens": 4, "n_local": 30, "k": 2}},
+        "encoding": {"type": "streamingtom", "options": {"retain_tokens": 2, "n_local": 30, "k": 1}},
         "retrieval": {"type": "internal", "options": {}},
         "benchmark": {"type": "stream_list", "options": {"annotations": str(root / "streams.json")}},
     }, {**{leaf: v for leaf, v in defaults.items() if leaf.split(".")[0] in ("stream", "runtime", "retrieval")},
