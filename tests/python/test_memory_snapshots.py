@@ -7,7 +7,10 @@ refused with one line and the stream encoded again, same records; a grid's runs 
 started together encode each stream once; a run reading an encoder's log answers what it logged
 and waits for the rest, and finishes by itself when the encoder dies or stalls. No outcome depends
 on the machine's speed: encoders stop (SIGSTOP) at known points by their own hooks, and a stopped
-one never logs again, whatever memory.wait_s."""
+one never logs again, whatever memory.wait_s. The key holds every config leaf the memory depends on
+(a seed grid of StreamingTOM gives each seed its own; every leaf outside it varied leaves the records
+as an uncached run's) and the video's content (a same-size, same-mtime swap is encoded again); an
+entry removed while a run replays it does not stop the run."""
 
 import functools
 import json
@@ -592,7 +595,8 @@ def test_every_config_leaf_outside_the_key_leaves_the_memory_as_it_is(svqa_bin, 
         "retrieval": {"type": "internal", "options": {}},
         "benchmark": {"type": "stream_list", "options": {"annotations": str(root / "streams.json")}},
     }, {**{leaf: v for leaf, v in defaults.items() if leaf.split(".")[0] in ("stream", "runtime", "retrieval")},
-        "stream.fps": 0.5, "stream.chunk_frames": 4, "stream.max_new_tokens": 2, "stream.record_logits": True,
+        # record_logits off here, so varied (on) the compared runs record the first token's logits.
+        "stream.fps": 0.5, "stream.chunk_frames": 4, "stream.max_new_tokens": 2, "stream.record_logits": False,
         "runtime.threads": 1, "retrieval.options.retrieve_size": 2, "memory.cache": str(root / "cache")})
 
     def run_with(config, name):
