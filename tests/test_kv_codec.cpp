@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <tuple>
 
+#include "core/config/experiment.h"
 #include "core/memory/kv_codec.h"
 #include "core/memory/memory_bank.h"
 #include "tests/strategy_fixtures.h"
@@ -38,17 +40,22 @@ TEST_CASE("kv codec: int8 and int4 groups round-trip within half their group's s
   // 37 tokens: the last group of 8 is partial (5 tokens); one channel constant (scale clamped).
   at::Tensor x = at::randn({37, 2, 8}) * at::linspace(0.1, 4.0, 8);
   x.select(2, 0).fill_(1.5);
-  for (const auto& [type, bits] : {std::pair{"int8", 8}, std::pair{"int4", 4}}) {
-    INFO(type);
-    const KvCodec codec({type, 8});
+  // Groups of 8 (the last of 5 partial: 5 tokens), 7 (odd: int4's code pairs cross groups) and 1024
+  // (one partial group, larger than the block).
+  for (const auto& [type, bits, group] : {std::tuple{"int8", 8, 8}, std::tuple{"int4", 4, 8}, std::tuple{"int4", 4, 7},
+                                          std::tuple{"int8", 8, 1024}, std::tuple{"int4", 4, 1024}}) {
+    INFO(type << " group " << group);
+    const KvCodec codec({type, group});
     const at::Tensor coded = codec.encode(x);
     CHECK(coded.scalar_type() == at::kByte);
     CHECK(coded.numel() == codec.coded_bytes({37, 2, 8}));
-    // 5 groups of 8 tokens (the last padded) × 16 channels: codes, then a float32 scale and minimum each.
-    CHECK(coded.numel() == 16 * 40 * bits / 8 + 2 * 16 * 5 * 4);
+    // A code for each of the 37 tokens × 16 channels (none for padding), then a float32 scale and minimum
+    // per group and channel.
+    const int64_t groups = (37 + group - 1) / group;
+    CHECK(coded.numel() == (16 * 37 * bits + 7) / 8 + 2 * 16 * groups * 4);
     const at::Tensor back = codec.decode(coded, {37, 2, 8}, at::kFloat);
     const at::Tensor err = (back - x).abs();
-    const at::Tensor bound = error_bound(x, 8, bits);
+    const at::Tensor bound = error_bound(x, group, bits);
     CHECK((err <= bound * (1 + 1e-5) + 1e-6).all().item<bool>());
     CHECK(at::allclose(codec.scales_per_value(coded, {37, 2, 8}) / 2, bound, 1e-5, 1e-7));
     CHECK(at::equal(back.select(2, 0), x.select(2, 0)));  // a constant channel comes back exact
@@ -58,10 +65,36 @@ TEST_CASE("kv codec: int8 and int4 groups round-trip within half their group's s
 }
 
 TEST_CASE("kv codec: a bad type or group size is one line naming it", "[memory][kv_codec]") {
-  const KvCodecOptions int3{"int3", 8}, odd{"int4", 7};
+  const KvCodecOptions int3{"int3", 8}, none{"int4", 0}, huge{"int4", 65536};
   CHECK_THROWS_WITH(KvCodec(int3), "kv codec: unknown type 'int3'; known: identity, int8, int4");
-  CHECK_THROWS_WITH(KvCodec(odd), "kv codec: group_size 7: expected an even number >= 2 (int4 packs two codes a byte)");
+  CHECK_THROWS_WITH(KvCodec(none), "kv codec: group_size 0: expected 1 to 1024 tokens");
+  CHECK_THROWS_WITH(KvCodec(huge), "kv codec: group_size 65536: expected 1 to 1024 tokens");
+  CHECK(KvCodec({"int4", kMaxKvCodecGroup}).group_size() == 1024);
+  // The experiment's key accepts what the codec does, and says which range.
+  const auto stream_fields = Schema<StreamOptions>().fields();
+  const auto group = std::find_if(stream_fields.begin(), stream_fields.end(),
+                                  [](const FieldInfo& f) { return f.name == "kv_codec_group"; });
+  REQUIRE(group != stream_fields.end());
+  CHECK(group->min == 1.0);
+  CHECK(group->max == static_cast<double>(kMaxKvCodecGroup));
   CHECK(KvCodec().identity());
+}
+
+TEST_CASE("kv codec: a block smaller than a group holds its tokens' codes, not a whole group's", "[memory][kv_codec]") {
+  // The audit's case: kv_codec_group far above a block's tokens once padded every block to a whole
+  // group (int4 memory 910x the uncoded size). A 4-token block under the largest group: 4 codes per channel.
+  at::manual_seed(5);
+  const int64_t layers = 2, n = 4, kv = 2, d = 16;
+  MemoryBankOptions options = test::cpu_bank(layers);
+  options.codec = {"int4", kMaxKvCodecGroup};
+  MemoryBank coded(options);
+  MemoryBank plain(test::cpu_bank(layers));
+  const KvBlock b = test::random_block(layers, n, kv, d, 0, at::kHalf);
+  coded.add(b);
+  plain.add(b);
+  const int64_t tensors = layers * 2, channels = kv * d;
+  CHECK(coded.accounting().ram_bytes == tensors * (channels * n / 2 + 2 * channels * 4));
+  CHECK(coded.accounting().ram_bytes < 2 * plain.accounting().ram_bytes);  // scales dominate a tiny block, no more
 }
 
 TEST_CASE("int4 memory holds about a quarter of fp16 plus scales, measured, in RAM and on disk", "[memory][kv_codec]") {

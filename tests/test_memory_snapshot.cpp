@@ -89,6 +89,40 @@ TEST_CASE("snapshot blocks come back mapped, bit for bit, accounted as the bank 
   CHECK(at::equal(k, made.block(4).keys[2]));
 }
 
+TEST_CASE("a snapshot removed from the cache while a bank maps it still reads, bit for bit", "[snapshot]") {
+  // `svqa cache gc|rm` (or another run's memory.max_gb) removing the entry a run replays: the run's
+  // bank holds the data file open, so its blocks read unchanged and the run goes on; the file's space
+  // is freed when the bank lets go. (It was reopened by name at each read: "cannot open spill file".)
+  at::manual_seed(1);
+  const int64_t layers = 2, n = 4, kv = 2, d = 8;
+  const std::string dir = test::temp_dir("snapshot_removed");
+  std::filesystem::create_directories(dir + "/entry");
+  MemoryBank made({layers, at::kCPU, -1, ""});
+  for (int i = 0; i < 3; ++i) made.add(test::random_block(layers, n, kv, d, i * n, at::kBFloat16));
+  const std::string path = dir + "/entry/memory.kv";
+  nlohmann::json blocks;
+  {
+    SnapshotDataWriter data(path);
+    blocks = write_blocks(made, 0, data);
+    data.finish();
+  }
+  MemoryBank loaded({layers, at::kCPU, 0, dir + "/spill"});  // every block on the disk tier: read from the file
+  {
+    const SnapshotDataReader data(path);
+    add_logged_blocks(blocks, data, loaded);
+  }  // the reader is gone: what reads now is the bank's own hold on the file
+  std::filesystem::remove_all(dir + "/entry");
+  REQUIRE_FALSE(std::filesystem::exists(path));
+  for (int64_t id = 0; id < made.size(); ++id)
+    for (int64_t l = 0; l < layers; ++l) {
+      const at::Tensor k = at::empty(loaded.key_shape(id, l), at::kBFloat16), v = at::empty_like(k);
+      loaded.read_layer(id, l, k, v);
+      CHECK(at::equal(k, made.block(id).keys[l]));
+      CHECK(at::equal(v, made.block(id).values[l]));
+      CHECK(at::equal(loaded.block(id).values[l], made.block(id).values[l]));
+    }
+}
+
 TEST_CASE("a live log's reader takes whole records only and refuses a changed one", "[snapshot]") {
   const std::string dir = test::temp_dir("live_log");
   std::filesystem::create_directories(dir);

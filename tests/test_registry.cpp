@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cli/builtin_registries.h"
+#include "core/engine/declared_reads.h"
 #include "core/engine/strategy.h"
 #include "tests/test_registries.h"
 
@@ -52,6 +53,56 @@ TEST_CASE("a strategy's factory may take the runtime options; one that does not 
   const std::any defaults = builtin.encoding.find_info("rekv_sliding_window")->options->parse_any(nullptr, "encoding.options", errors);
   REQUIRE(errors.empty());
   CHECK(builtin.encoding.create("rekv_sliding_window", defaults, runtime) != nullptr);
+}
+
+TEST_CASE("a component is given only the runtime leaves its registration declares", "[registry][snapshot]") {
+  Registry<Widget, const RuntimeOptions&> reg("widget");
+  reg.add<WidgetOptions>("seeded", "sized by the runtime's seed",
+                         [](const WidgetOptions& o, const RuntimeOptions& r) {
+                           return std::make_unique<Widget>(o.size * 1000 + r.seed);
+                         },
+                         SVQA_HERE);
+  reg.declare_reads("seeded", {"runtime.seed"});
+  CHECK(reg.find_info("seeded")->reads == std::vector<std::string>{"runtime.seed"});
+  CHECK_THROWS_AS(reg.declare_reads("nameless", {"runtime.seed"}), RegistryError);
+  RuntimeOptions runtime;
+  runtime.seed = 7, runtime.threads = 3, runtime.device = "cuda:1";
+  const RuntimeOptions seen = declared_runtime(runtime, {"runtime.seed"});
+  CHECK(seen.seed == 7);
+  CHECK(seen.threads == 0);  // undeclared: its default, so it cannot change what the component computes
+  CHECK(seen.device == "cpu");
+  CHECK(declared_values(runtime, {"runtime.device", "runtime.seed"}) ==
+        std::vector<std::pair<std::string, std::string>>{{"runtime.device", "cuda:1"}, {"runtime.seed", "7"}});
+  // RuntimeOptions::each_field names every field its schema declares, in the same order.
+  std::vector<std::string> fields, visited;
+  for (const auto& f : Schema<RuntimeOptions>().fields()) fields.push_back(f.name);
+  RuntimeOptions::each_field([&](const char* name, auto) { visited.push_back(name); });
+  CHECK(visited == fields);
+
+  // The built-in declarations: every one a runtime leaf; StreamingTOM's seed, the backbone's device, dtype, threads.
+  const Registries builtin = builtin_registries();
+  ExperimentConfig cfg;
+  for (const auto& [section, registry] : builtin.sections())
+    for (const auto* info : registry->infos()) {
+      INFO(section << " " << info->name);
+      cfg.components[section] = {info->name, {}};
+      CHECK_NOTHROW(declared_reads(cfg, builtin.sections(), {section}));
+    }
+  cfg.components["encoding"] = {"streamingtom", {}};
+  cfg.components["backbone"] = {"torchscript", {}};
+  CHECK(declared_reads(cfg, builtin.sections(), {"backbone", "encoding"}) ==
+        std::vector<std::string>{"runtime.device", "runtime.dtype", "runtime.threads", "runtime.seed"});
+  cfg.components["encoding"] = {"rekv_sliding_window", {}};
+  CHECK(declared_reads(cfg, builtin.sections(), {"encoding"}).empty());
+  Registry<Widget, const RuntimeOptions&> odd("encoding strategy");
+  odd.add<WidgetOptions>("peeking", "reads a retrieval option", [](const WidgetOptions& o) { return std::make_unique<Widget>(o.size); },
+                         SVQA_HERE);
+  odd.declare_reads("peeking", {"retrieval.options.k"});
+  cfg.components["encoding"] = {"peeking", {}};
+  const RegistrySections odd_sections{{"encoding", &odd}};
+  CHECK_THROWS_WITH(declared_reads(cfg, odd_sections, {"encoding"}),
+                    "encoding strategy 'peeking' declares it reads 'retrieval.options.k': only runtime leaves "
+                    "(runtime.device, dtype, threads, seed) can be declared");
 }
 
 TEST_CASE("registering a name twice names both places", "[registry]") {

@@ -212,10 +212,16 @@ int cmd_encode(int argc, const char* const* argv, const Registries& registries) 
       std::filesystem::remove_all(e.path(), ignored);
   }
   const std::string scratch = cfg.header.memory.cache + "/encoding." + std::to_string(::getpid());
+  struct RemovedAtExit {  // however the encoding ends: a failed one leaves no folder behind either
+    std::string dir;
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } removed{scratch};
   apply_runtime(cfg.header.runtime);
   at::InferenceMode inference;
   encode_streams(cfg, registries, scratch, std::cout);
-  std::filesystem::remove_all(scratch);
   std::cout << "memory: " << cfg.header.memory.cache << "/\n";
   return kOk;
 }

@@ -113,14 +113,12 @@ struct StreamOptions {
             "quantised in groups of kv_codec_group tokens per channel with a float32 scale and minimum each "
             "(StreamingTOM's OQM), decoded when read; RAM, disk and the records' bytes are the coded ones")
         .one_of({"identity", "int8", "int4"});
+    // At most core/memory/kv_codec.h's kMaxKvCodecGroup (why: there; a test checks the two agree).
     s.field("kv_codec_group", &StreamOptions::kv_codec_group,
-            "tokens per quantisation group of kv_codec (StreamingTOM: 50); int4 needs an even number")
+            "tokens per quantisation group of kv_codec, 1 to 1024 (StreamingTOM: 50, one frame's kept tokens; "
+            "KIVI: 32 to 128); a block's last group may be partial")
         .min(1)
-        .max(65536);
-    s.check("kv_codec_group", [](const StreamOptions& o) {
-      return o.kv_codec == "int4" && o.kv_codec_group % 2 != 0 ? "must be even under kv_codec: int4 (two codes a byte)"
-                                                                : std::string();
-    });
+        .max(1024);
   }
 };
 

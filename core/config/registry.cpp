@@ -30,6 +30,15 @@ std::vector<std::string> RegistryBase::names() const {
   return out;
 }
 
+void RegistryBase::declare_reads(const std::string& name, std::vector<std::string> leaves) {
+  for (auto& i : infos_)
+    if (i.name == name) {
+      i.reads = std::move(leaves);
+      return;
+    }
+  throw RegistryError(kind_ + " '" + name + "': declare_reads before it is registered");
+}
+
 void RegistryBase::retire(std::string name, std::string replacement, std::string why) {
   retired_.push_back({std::move(name), std::move(replacement), std::move(why)});
 }

@@ -39,6 +39,9 @@ struct RegistryEntryInfo {
   // What this entry, with given options, provides to or needs from the other sections (a typed
   // struct the layer above defines, e.g. core/engine/memory_contract.h's); empty: nothing declared.
   std::function<std::any(const std::any& options)> contract;
+  // Config leaves outside its own section that what its product computes depends on
+  // ("runtime.seed"), declared with RegistryBase::declare_reads; empty: none.
+  std::vector<std::string> reads;
 };
 
 // A rule between two sections' choices, checked at validation once both parsed: from the contract
@@ -76,6 +79,11 @@ class RegistryBase {
   // A name no longer registered, refused with the one that replaced it and why (not an alias: a
   // config naming it would silently mean something else than its readers expect).
   void retire(std::string name, std::string replacement, std::string why);
+  // Declares the config leaves outside its own section that entry `name`'s product reads (dotted
+  // paths: "runtime.seed" for a strategy that draws random numbers). What depends on the entry's
+  // results keys on them: the memory cache's snapshots (core/engine/declared_reads.h). Throws
+  // RegistryError when `name` is not registered.
+  void declare_reads(const std::string& name, std::vector<std::string> leaves);
   // Rules this section's choice must keep with another section's (experiment validation runs them).
   void add_rule(SectionRule rule) { rules_.push_back(std::move(rule)); }
   const std::vector<SectionRule>& rules() const { return rules_; }
@@ -114,7 +122,7 @@ class Registry final : public RegistryBase {
     std::function<std::any(const std::any&)> erased;
     if (contract)
       erased = [c = std::move(contract)](const std::any& o) -> std::any { return c(std::any_cast<const Options&>(o)); };
-    add_info({name, description, std::make_shared<Schema<Options>>(), where, std::move(erased)});
+    add_info({name, description, std::make_shared<Schema<Options>>(), where, std::move(erased), {}});
     factories_.push_back({name, [f = std::move(factory)](const std::any& options, Args... args) {
                             const auto& o = std::any_cast<const Options&>(options);
                             // A factory that does not need the registry's extra arguments (the runtime

@@ -31,6 +31,15 @@ struct RuntimeOptions {
         .max(1024);
     s.field("seed", &RuntimeOptions::seed, "seed for torch's random generator").min(0).max(4294967295.0);
   }
+  // f(name, member) for every field declared above (core/engine/declared_reads.cpp copies and shows
+  // them by name; tests check the two lists agree).
+  template <class F>
+  static void each_field(F f) {
+    f("device", &RuntimeOptions::device);
+    f("dtype", &RuntimeOptions::dtype);
+    f("threads", &RuntimeOptions::threads);
+    f("seed", &RuntimeOptions::seed);
+  }
 };
 
 // The device, once this LibTorch is known to support its kind (else require_device_support's error).

@@ -10,9 +10,9 @@ KvCodec::KvCodec(KvCodecOptions options) : options_(std::move(options)) {
   else if (options_.type == "int4") bits_ = 4;
   else if (options_.type != "identity")
     throw std::invalid_argument("kv codec: unknown type '" + options_.type + "'; known: identity, int8, int4");
-  if (options_.group_size < 1 || (bits_ == 4 && options_.group_size % 2 != 0))
-    throw std::invalid_argument("kv codec: group_size " + std::to_string(options_.group_size) + ": expected " +
-                                (bits_ == 4 ? "an even number >= 2 (int4 packs two codes a byte)" : "at least 1"));
+  if (options_.group_size < 1 || options_.group_size > kMaxKvCodecGroup)
+    throw std::invalid_argument("kv codec: group_size " + std::to_string(options_.group_size) +
+                                ": expected 1 to " + std::to_string(kMaxKvCodecGroup) + " tokens");
 }
 
 KvCodec::Layout KvCodec::layout(const std::vector<int64_t>& shape) const {
@@ -21,9 +21,8 @@ KvCodec::Layout KvCodec::layout(const std::vector<int64_t>& shape) const {
   l.n = shape[0];
   l.channels = shape[1] * shape[2];
   l.groups = (l.n + options_.group_size - 1) / options_.group_size;
-  l.padded = l.groups * options_.group_size;
   l.scale_bytes = l.channels * l.groups * 4;
-  l.code_bytes = l.channels * l.padded * bits_ / 8;
+  l.code_bytes = (l.channels * l.n * bits_ + 7) / 8;
   return l;
 }
 
@@ -32,25 +31,38 @@ int64_t KvCodec::coded_bytes(const std::vector<int64_t>& shape) const {
   return 2 * l.scale_bytes + l.code_bytes;
 }
 
+at::Tensor KvCodec::per_token(const at::Tensor& by_group, const Layout& l) const {
+  const at::Tensor group_of_token = at::arange(l.n, at::kLong).div(options_.group_size, "floor");
+  return by_group.index_select(1, group_of_token);
+}
+
 at::Tensor KvCodec::encode(const at::Tensor& x) const {
   if (identity()) throw std::logic_error("kv codec: identity does not code tensors");
   const Layout l = layout(x.sizes().vec());
   if (l.n == 0) return at::empty({0}, at::kByte);
-  const int64_t g = options_.group_size;
+  const int64_t g = options_.group_size, whole = l.n / g, rest = l.n % g;
   const double levels = static_cast<double>((1 << bits_) - 1);
-  at::Tensor t = x.to(at::kCPU, at::kFloat).reshape({l.n, l.channels});
-  if (l.padded > l.n) t = at::cat({t, t.narrow(0, l.n - 1, 1).expand({l.padded - l.n, l.channels})});
-  const at::Tensor groups = t.t().contiguous().view({l.channels, l.groups, g});
-  const at::Tensor mins = std::get<0>(groups.min(-1)), maxs = std::get<0>(groups.max(-1));
+  const at::Tensor t = x.to(at::kCPU, at::kFloat).reshape({l.n, l.channels}).t().contiguous();  // [channels, n]
+  std::vector<at::Tensor> lows, highs;  // per group: the whole groups, then the partial one
+  if (whole > 0) {
+    const at::Tensor groups = t.narrow(1, 0, whole * g).view({l.channels, whole, g});
+    lows.push_back(groups.amin(-1)), highs.push_back(groups.amax(-1));
+  }
+  if (rest > 0) {
+    const at::Tensor last = t.narrow(1, whole * g, rest);
+    lows.push_back(last.amin(-1, true)), highs.push_back(last.amax(-1, true));
+  }
+  const at::Tensor mins = at::cat(lows, 1), maxs = at::cat(highs, 1);
   const at::Tensor scales = ((maxs - mins) / levels).clamp_min(1e-8);
   at::Tensor codes =
-      ((groups - mins.unsqueeze(-1)) / scales.unsqueeze(-1)).clamp_min(0).clamp_max(levels).round().to(at::kByte);
-  if (bits_ == 4) {  // token 2i in the low half of a byte, 2i + 1 in the high half (oqm.py `_pack_Nbit`)
-    const at::Tensor pairs = codes.view({l.channels, l.groups, g / 2, 2});
+      ((t - per_token(mins, l)) / per_token(scales, l)).clamp_min(0).clamp_max(levels).round().to(at::kByte).flatten();
+  if (bits_ == 4) {  // code 2i in the low half of a byte, 2i + 1 in the high half (oqm.py `_pack_Nbit`)
+    if (codes.numel() % 2) codes = at::cat({codes, at::zeros({1}, at::kByte)});
+    const at::Tensor pairs = codes.view({-1, 2});
     codes = pairs.select(-1, 0).bitwise_or(pairs.select(-1, 1).bitwise_left_shift(4));
   }
   return at::cat({scales.contiguous().view(at::kByte).flatten(), mins.contiguous().view(at::kByte).flatten(),
-                  codes.contiguous().flatten()});
+                  codes.contiguous()});
 }
 
 std::pair<at::Tensor, at::Tensor> KvCodec::read_scales(const at::Tensor& coded, const Layout& l) const {
@@ -64,12 +76,14 @@ std::pair<at::Tensor, at::Tensor> KvCodec::read_scales(const at::Tensor& coded, 
 void KvCodec::decode_into(const at::Tensor& coded, const std::vector<int64_t>& shape, const at::Tensor& out) const {
   const Layout l = layout(shape);
   if (l.n == 0) return;
-  const int64_t g = options_.group_size;
   const auto [scales, mins] = read_scales(coded, l);
   const at::Tensor codes = coded.narrow(0, 2 * l.scale_bytes, l.code_bytes).to(at::kCPU);
-  const at::Tensor q = bits_ == 4 ? at::stack({codes.bitwise_and(15), codes.bitwise_right_shift(4)}, -1) : codes;
-  const at::Tensor x = q.view({l.channels, l.groups, g}).to(at::kFloat) * scales.unsqueeze(-1) + mins.unsqueeze(-1);
-  out.copy_(x.view({l.channels, l.padded}).t().narrow(0, 0, l.n).reshape(shape));
+  const at::Tensor q = bits_ == 4 ? at::stack({codes.bitwise_and(15), codes.bitwise_right_shift(4)}, -1)
+                                        .flatten()
+                                        .narrow(0, 0, l.channels * l.n)
+                                  : codes;
+  const at::Tensor x = q.view({l.channels, l.n}).to(at::kFloat) * per_token(scales, l) + per_token(mins, l);
+  out.copy_(x.t().reshape(shape));
 }
 
 at::Tensor KvCodec::decode(const at::Tensor& coded, const std::vector<int64_t>& shape, at::ScalarType dtype) const {
@@ -80,8 +94,7 @@ at::Tensor KvCodec::decode(const at::Tensor& coded, const std::vector<int64_t>& 
 
 at::Tensor KvCodec::scales_per_value(const at::Tensor& coded, const std::vector<int64_t>& shape) const {
   const Layout l = layout(shape);
-  const at::Tensor scales = read_scales(coded, l).first;
-  return scales.repeat_interleave(options_.group_size, 1).t().narrow(0, 0, l.n).reshape(shape);
+  return per_token(read_scales(coded, l).first, l).t().reshape(shape);
 }
 
 PlainKvLayout encode_kv(const KvCodec& codec, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values) {

@@ -4,12 +4,19 @@
 // int8 / int4 follow StreamingTOM's OQM (oqm.py `_quantize_tensor`): each (kv head, channel) is cut
 // into groups of `group_size` consecutive tokens; a group keeps its minimum and its scale
 // (max − min) / (2^bits − 1) and each value the code round((x − min) / scale), so a decoded value
-// is within scale / 2 of the original. int4 packs two codes a byte. Where the reference asserts the
-// tokens fill whole groups, a block's last group is padded with copies of its last token (its
-// minimum and maximum stay those of the real tokens) and the padding is dropped on decode.
+// is within scale / 2 of the original. Where the reference asserts the tokens fill whole groups, a
+// block's last group here is partial: its minimum and scale are those of the tokens it has, and
+// only real tokens have codes, so no bytes are spent (or counted as the method's memory) on padding.
 //
 // The coded form of a tensor [n, kv_heads, d] is one uint8 tensor: the float32 scales
-// [kv_heads·d, groups], the float32 minimums (same shape), then the codes, group after group.
+// [kv_heads·d, groups], the float32 minimums (same shape), then the codes [kv_heads·d, n], channel
+// after channel; int4 packs two codes a byte (code 2i in the low half, 2i + 1 in the high half,
+// as oqm.py `_pack_Nbit`), the last byte half empty when the count is odd.
+//
+// group_size is at most kMaxKvCodecGroup: the references group 32 to 128 tokens (KIVI) or one
+// frame's kept tokens (OQM: 50, 64 in its configs), and one frame of every exported backbone fits in
+// 1024 tokens (LLaVA-OneVision 196, Qwen2.5-VL at most 768 a unit); past that a group only
+// coarsens the scale (its range spans several frames) at no saving worth having.
 
 #include <ATen/ATen.h>
 
@@ -19,6 +26,8 @@
 
 namespace svqa {
 
+inline constexpr int64_t kMaxKvCodecGroup = 1024;
+
 struct KvCodecOptions {
   std::string type = "identity";  // identity | int8 | int4
   int64_t group_size = 32;        // tokens per quantisation group (OQM's oqm_group_size)
@@ -26,7 +35,7 @@ struct KvCodecOptions {
 
 class KvCodec {
  public:
-  // Throws std::invalid_argument naming the type or group size when they are not usable.
+  // Throws std::invalid_argument naming the type or group size (1 to kMaxKvCodecGroup) when they are not usable.
   explicit KvCodec(KvCodecOptions options = {});
 
   bool identity() const { return bits_ == 0; }
@@ -49,12 +58,14 @@ class KvCodec {
 
  private:
   struct Layout {
-    int64_t n = 0, channels = 0, groups = 0, padded = 0;  // padded = groups * group_size tokens
+    int64_t n = 0, channels = 0, groups = 0;  // the last group may be partial
     int64_t scale_bytes = 0, code_bytes = 0;
   };
   Layout layout(const std::vector<int64_t>& shape) const;
   // The scales and minimums [channels, groups] float32 of a coded form.
   std::pair<at::Tensor, at::Tensor> read_scales(const at::Tensor& coded, const Layout& l) const;
+  // [channels, groups] -> [channels, n]: each token's group's value.
+  at::Tensor per_token(const at::Tensor& by_group, const Layout& l) const;
 
   KvCodecOptions options_;
   int bits_ = 0;

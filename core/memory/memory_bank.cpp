@@ -49,10 +49,11 @@ EnvironmentError changed_error(const std::string& path, const std::string& why) 
   throw changed_error(path, why);
 }
 
-// Opens a spilled block's file for reading and checks that it still has the size written (at
-// least `bytes` when `at_least`: a file still being appended to).
-int open_spilled(const std::string& path, int64_t bytes, bool external, bool at_least = false) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+// Opens a spilled block's file for reading (through `held` when the bank holds it open) and
+// checks that it still has the size written (at least `bytes` when `at_least`: a file still being
+// appended to).
+int open_spilled(const std::string& path, const HeldFile* held, int64_t bytes, bool external, bool at_least = false) {
+  const int fd = held ? held->duplicate() : ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw io_error(path, "cannot open spill file");
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -112,6 +113,7 @@ struct MemoryBank::Entry {
   int64_t file_bytes = 0;  // the file's size when written
   int64_t base = 0;        // where the block's first tensor starts in the file
   bool external = false;   // a MappedKv file: never written or removed here
+  std::shared_ptr<const HeldFile> held;  // MappedKv::held: the open file reads go through
   bool coded = false;      // K/V (resident or spilled) in the codec's coded form, decoded on read
   PlainKvLayout plain;     // when coded: what the K/V were
   std::vector<bool> removed;  // per layer: taken out of it (remove_from_layer); its K/V stay held until evicted
@@ -200,6 +202,7 @@ int64_t MemoryBank::add_mapped(KvBlock block, MappedKv kv) {
     e->bytes += tensor_bytes_of(kv.shapes[i], kv.dtypes[i]);
   }
   e->file = std::move(kv.file);
+  e->held = std::move(kv.held);
   e->base = kv.base;
   e->file_bytes = kv.growing ? kv.base + e->bytes : kv.file_bytes;
   e->growing = kv.growing;
@@ -327,7 +330,7 @@ KvBlock MemoryBank::block(int64_t id) const {
     return e.without_left_layers(out);
   }
   auto mapping = std::make_shared<Mapping>();
-  const int fd = open_spilled(e.file, e.file_bytes, e.external, e.growing);
+  const int fd = open_spilled(e.file, e.held.get(), e.file_bytes, e.external, e.growing);
   // mmap offsets are whole pages: map from the page holding the block's first byte.
   const int64_t page = sysconf(_SC_PAGESIZE), start = e.base - e.base % page;
   mapping->size = static_cast<size_t>(e.bytes + (e.base - start));
@@ -381,7 +384,7 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
     return;
   }
-  const int fd = open_spilled(e.file, e.file_bytes, e.external, e.growing);
+  const int fd = open_spilled(e.file, e.held.get(), e.file_bytes, e.external, e.growing);
   auto read_into = [&](size_t i, const at::Tensor& dst) {
     const auto dtype = e.dtypes[i];
     const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&
@@ -458,6 +461,7 @@ void MemoryBank::evict(Entry& e) {
   std::error_code ignored;  // a spill file already gone is what eviction wants
   if (!e.file.empty() && !e.external) std::filesystem::remove(e.file, ignored);
   e.file.clear();
+  e.held.reset();  // the last block of a snapshot lets its file go
   std::fill(e.block.keys.begin(), e.block.keys.end(), at::Tensor());
   std::fill(e.block.values.begin(), e.block.values.end(), at::Tensor());
   // Its positions and spill layout go too: an encoder that compacts for hours evicts thousands of

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/io/environment_error.h"
+#include "core/memory/held_file.h"
 #include "core/memory/kv_block.h"
 #include "core/memory/kv_codec.h"
 
@@ -40,8 +41,12 @@ struct MemoryBankOptions {
 // Where a block's K/V already lie in a file written by someone else (a memory snapshot, in the
 // spill layout: per layer K then V, back to back from `base`). The bank maps them from there,
 // never writes or removes that file, and checks each tensor's checksum64 when it is read.
+// With `held`, every read goes through that open file (kept open until the block is evicted or
+// the bank goes), so the file removed from its folder meanwhile still reads; without, `file` is
+// opened by name at each read.
 struct MappedKv {
   std::string file;
+  std::shared_ptr<const HeldFile> held;
   int64_t file_bytes = 0;  // the file's size when written: checked whenever it is opened
   bool growing = false;    // still being appended to (a snapshot being written): checked to reach the block's end
   int64_t base = 0;        // byte offset of the block's first tensor

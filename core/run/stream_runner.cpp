@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/engine/benchmark.h"
+#include "core/engine/declared_reads.h"
 #include "core/io/format.h"
 #include "core/io/safe_paths.h"
 #include "core/run/frame_supply.h"
@@ -90,16 +91,17 @@ class StreamRunner {
         // The annotations first: a bad file (a repeated question id, ...) fails before the model loads.
         benchmark_(registries.benchmark.create(component("benchmark").type, component("benchmark").options)),
         streams_(polls_checked(streams_of(benchmark_->streams(), part), log)),
+        // Each given only the runtime leaves it declares: the memory cache keys on those (declared_reads.h).
         backbone_(registries.backbone.create(component("backbone").type, component("backbone").options,
-                                             cfg.header.runtime)),
+                                             runtime_for(cfg, registries.sections(), "backbone"))),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options,
-                                            cfg.header.runtime)),
+                                            runtime_for(cfg, registries.sections(), "encoding"))),
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options,
                                                cfg.header.runtime)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
         predictions_(part ? part->records : dir + "/predictions.jsonl"),
         judge_(make_run_judge(cfg.header.judge, streams_, dir)),
-        snapshots_(cfg, dir, log) {}
+        snapshots_(cfg, registries.sections(), dir, log) {}
 
   RunOutcome run() {
     if (encode_only_) {

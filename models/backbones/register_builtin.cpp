@@ -12,6 +12,8 @@ void register_builtin_backbones(Registry<Backbone, const RuntimeOptions&>& regis
       [](const TorchScriptOptions& o, const RuntimeOptions& r) {
         return std::make_unique<TorchScriptBackbone>(o.export_dir, runtime_device(r), runtime_dtype(r));
       }, SVQA_HERE);
+  // Its K/V depend on the device, the dtype and the CPU threads (the order kernels sum in).
+  registry.declare_reads("torchscript", {"runtime.device", "runtime.dtype", "runtime.threads"});
 }
 
 }  // namespace svqa

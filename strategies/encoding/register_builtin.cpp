@@ -36,7 +36,8 @@ EncoderProvides streamkv_provides(const StreamkvOptions& o) {
 }  // namespace
 
 // Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
-// what its blocks provide to retrieval: core/engine/memory_contract.h).
+// what its blocks provide to retrieval: core/engine/memory_contract.h); a strategy whose memory depends on a
+// runtime leaf (a seed) declares it (registry.declare_reads: core/engine/declared_reads.h), or is not given it.
 void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>& registry) {
   using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
@@ -53,6 +54,7 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
       [](const MemstreamAksOptions& o) { return std::make_unique<MemstreamAks>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const MemstreamAksOptions&)>([](const MemstreamAksOptions&) { return rekv_frames(); }));
   registry.add<StreamingtomOptions>("streamingtom", "StreamingTOM: each frame cut to 50 tokens by causal temporal reduction before the LLM, then ReKV's window", make_streamingtom, SVQA_HERE, std::function<EncoderProvides(const StreamingtomOptions&)>([](const StreamingtomOptions&) { return rekv_frames(); }));
+  registry.declare_reads("streamingtom", {"runtime.seed"});  // the CTR's tie-break noise
   registry.add<InfinipotVOptions>("infinipot_v", "InfiniPot-V: the KV cache compacted in place at a frame cap by TaR + VaN, no question needed",
       [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) {

@@ -7,8 +7,12 @@ refused with one line and the stream encoded again, same records; a grid's runs 
 started together encode each stream once; a run reading an encoder's log answers what it logged
 and waits for the rest, and finishes by itself when the encoder dies or stalls. No outcome depends
 on the machine's speed: encoders stop (SIGSTOP) at known points by their own hooks, and a stopped
-one never logs again, whatever memory.wait_s."""
+one never logs again, whatever memory.wait_s. The key holds every config leaf the memory depends on
+(a seed grid of StreamingTOM gives each seed its own; every leaf outside it varied leaves the records
+as an uncached run's) and the video's content (a same-size, same-mtime swap is encoded again); an
+entry removed while a run replays it does not stop the run."""
 
+import functools
 import json
 import subprocess
 
@@ -391,3 +395,229 @@ def test_memory_wait_s_is_validated(video, svqa_bin, tiny_export, tmp_path):
                             tmp_path / "cache")
     r = subprocess.run([svqa_bin, "validate", exp, "--set", "memory.wait_s=-1"], capture_output=True, text=True)
     assert r.returncode == 2 and "memory.wait_s" in r.stderr, r.stdout + r.stderr
+
+
+def tom_grid(root, export, streams, cache, axes, name):
+    """A grid of StreamingTOM runs (its CTR draws tie-break noise from runtime.seed) over `axes`
+    ({dotted key: values}); `cache`: memory.cache as written (None: the grid's shared default). With k 1 the
+    two tokens nearest each other tie in density, so the seeded noise picks which is a frame's first centre."""
+    memory = "" if cache is None else f"memory: {{cache: {cache}}}"
+    axes_yaml = "\n".join(f"    {key}: {json.dumps(values)}" for key, values in axes.items())
+    (root / f"{name}.yaml").write_text(f"""
+name: tom
+backbone: {{type: torchscript, options: {{export: {export}}}}}
+encoding: {{type: streamingtom, options: {{retain_tokens: 2, n_local: 30, k: 1}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 2}}}}
+benchmark: {{type: stream_list, options: {{annotations: {streams}}}}}
+stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 2, record_logits: true}}
+runtime: {{threads: 1}}
+{memory}
+output: {{dir: {root / 'results'}}}
+grid:
+  mode: product
+  axes:
+{axes_yaml}
+""")
+    return root / f"{name}.yaml"
+
+
+def grid_records(root, name):
+    """{run name: records} of grid `name` under root/results."""
+    runs = json.loads((root / "results" / name / "grid.json").read_text())["runs"]
+    out = {}
+    for run_name in runs:
+        (folder,) = [p for p in (root / "results" / name).iterdir() if p.name.startswith(run_name + "-")]
+        out[run_name] = records(folder)
+    return out
+
+
+def test_a_seed_grid_sharing_a_cache_gives_each_seed_its_own_memory(video, svqa_bin, tiny_export):
+    root = video / "seed-grid"
+    root.mkdir()
+    export = tiny_export("llava_onevision")
+    for name, cache in (("shared", None), ("off", '""')):
+        r = subprocess.run([svqa_bin, "grid", tom_grid(root, export, video / "streams.json", cache,
+                                                       {"runtime.seed": [0, 7]}, name)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert encodes(r.stdout) == ((2, 0) if name == "shared" else (0, 0)), r.stdout
+    shared, uncached = grid_records(root, "shared"), grid_records(root, "off")
+    seeds = sorted(uncached)
+    assert uncached[seeds[0]] != uncached[seeds[1]]  # the seed changes StreamingTOM's memory, and so its answers
+    assert shared == uncached
+
+
+def test_a_video_swapped_at_the_same_path_size_and_mtime_is_encoded_again(video, svqa_bin, tiny_export, tmp_path):
+    import os
+    import shutil
+
+    import numpy as np
+
+    root = tmp_path
+    export = tiny_export("llava_onevision")
+    for name, seed in (("a", 1), ("b", 2)):  # 12 frames at the run's 0.5 fps: 24 s, the same bytes long
+        np.save(root / f"{name}.npy", np.random.default_rng(seed).integers(0, 256, (12, 48, 48, 3), dtype=np.uint8))
+    assert (root / "a.npy").stat().st_size == (root / "b.npy").stat().st_size
+    shutil.copy2(root / "a.npy", root / "video.npy")
+    stream = {**json.loads((video / "streams.json").read_text())["streams"][0], "video": "video.npy"}
+    (root / "streams.json").write_text(json.dumps({"streams": [stream]}))
+    exp = cached_experiment(root, "rekv_sliding_window", export, root / "streams.json", root / "cache")
+    assert encodes(ran(svqa_bin, exp, root / "first")) == (1, 0)
+    stat = (root / "video.npy").stat()
+    shutil.copyfile(root / "b.npy", root / "video.npy")  # another video, same size, its mtime set back (cp -p)
+    os.utime(root / "video.npy", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (root / "video.npy").stat().st_mtime_ns == stat.st_mtime_ns
+    assert encodes(ran(svqa_bin, exp, root / "second")) == (1, 0)
+    plain = ran(svqa_bin, cached_experiment(root, "rekv_sliding_window", export, root / "streams.json", None,
+                                            name="plain"), root / "plain")
+    assert encodes(plain) == (0, 0)
+    assert records(root / "second" / "run") == records(root / "plain" / "plain")
+    assert records(root / "second" / "run") != records(root / "first" / "run")
+    # Moved elsewhere, the same video still finds its snapshot.
+    shutil.move(root / "video.npy", root / "moved.npy")
+    (root / "streams.json").write_text(json.dumps({"streams": [{**stream, "video": "moved.npy"}]}))
+    assert encodes(ran(svqa_bin, exp, root / "third")) == (0, 1)
+
+
+@pytest.mark.parametrize("how", ["rm", "gc"])
+def test_cache_rm_or_gc_while_a_run_replays_the_entry_does_not_stop_it(video, svqa_bin, tiny_export, how):
+    from resume_runs import Stopped
+
+    root, exp = plain_run_and_cached_experiment(video, svqa_bin, tiny_export, f"removed-mid-replay-{how}",
+                                                "rekv_sliding_window")
+    ran(svqa_bin, exp, root / "first")
+    key = only_entry(root / "cache").name
+    replaying = Stopped(svqa_bin, exp, after=1, log=root / "replay.log", out=root / "after")
+    args = ["rm", root / "cache", key] if how == "rm" else ["gc", root / "cache", "--max-gb", "0"]
+    r = subprocess.run([svqa_bin, "cache", *args], capture_output=True, text=True)
+    assert r.returncode == 0 and f"removed {key}" in r.stdout, r.stdout + r.stderr
+    assert not (root / "cache" / key).exists()
+    rc, out = replaying.resume()
+    assert rc == 0, out
+    assert encodes(out) == (0, 1), out
+    assert records(root / "after" / "run") == records(root / "plain" / "run")
+
+
+def test_a_failed_svqa_encode_leaves_no_scratch_folder(video, svqa_bin, tiny_export, tmp_path):
+    exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json",
+                            tmp_path / "cache")
+    blocker = tmp_path / "a-file"  # the spill folder cannot be made under it: the encoding fails mid-run
+    blocker.write_text("")
+    exp.write_text(exp.read_text().replace("protocol: streaming", f"protocol: streaming, spill_dir: {blocker}/spill"))
+    r = subprocess.run([svqa_bin, "encode", exp], capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0 and str(blocker) in r.stderr, r.stdout + r.stderr
+    assert (tmp_path / "cache").is_dir()
+    assert not list((tmp_path / "cache").glob("encoding.*")), r.stdout + r.stderr
+
+
+def test_kv_codec_group_is_bounded_at_validation(video, svqa_bin, tiny_export, tmp_path):
+    exp = cached_experiment(tmp_path, "rekv_sliding_window", tiny_export("llava_onevision"), video / "streams.json", None)
+    r = subprocess.run([svqa_bin, "validate", exp, "--set", "stream.kv_codec=int4", "--set",
+                        "stream.kv_codec_group=65536"], capture_output=True, text=True)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "stream.kv_codec_group" in lines[0] and "1024" in lines[0], r.stderr
+
+
+# Varied values no schema bound suggests (strings; a size that must stay a multiple of the varied
+# chunk_size); every other leaf is varied from its type.
+VARIED_VALUES = {"description": "varied", "label": "Varied", "stream.answer_prompt": "Q: {question}\nA:",
+                 "judge.base_url": "http://127.0.0.1:9/v1", "judge.model": "varied", "judge.api_key_env": "VARIED_KEY",
+                 "retrieval.options.retrieve_size": 4}
+SET_BY_THE_RUN = {"name", "output.dir", "memory.cache"}  # the test's folders and cache, not varied
+
+
+def schema_leaves(svqa_bin):
+    """{dotted leaf: its field from `svqa list --json`} of every experiment key, and of the retrieval strategy's options."""
+    listing = json.loads(subprocess.run([svqa_bin, "list", "--json"], capture_output=True, text=True, check=True).stdout)
+
+    def walk(fields, prefix):
+        for f in fields:
+            if f.get("fields"):
+                yield from walk(f["fields"], f"{prefix}{f['name']}.")
+            else:
+                yield f"{prefix}{f['name']}", f
+
+    leaves = dict(walk(listing["experiment"], ""))
+    (internal,) = [e for e in listing["registries"]["retrieval"]["entries"] if e["name"] == "internal"]
+    leaves.update(walk(internal["options"], "retrieval.options."))
+    return leaves
+
+
+def varied(leaf, field, value, root):
+    """Another valid value of `leaf` (now `value`)."""
+    if leaf in VARIED_VALUES:
+        return VARIED_VALUES[leaf]
+    if field.get("choices"):
+        return next(c for c in field["choices"] if c != value)
+    if field["type"] == "boolean":
+        return not value
+    if field["type"] in ("integer", "number"):
+        up = value + 1 if field["type"] == "integer" or value == 0 else value * 2
+        return up if up <= field.get("max", float("inf")) else value - 1
+    if field["type"] == "string" and leaf.endswith(("dir", "cache")):
+        return str(root / leaf.replace(".", "_"))
+    pytest.fail(f"{leaf}: no varied value for a {field['type']}: add one to VARIED_VALUES")
+
+
+def with_leaves(base, leaves):
+    """`base` (nested dicts) with each dotted leaf of `leaves` set."""
+    import copy
+
+    out = copy.deepcopy(base)
+    for leaf, value in leaves.items():
+        *path, key = leaf.split(".")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        node[key] = value
+    return out
+
+
+def test_every_config_leaf_outside_the_key_leaves_the_memory_as_it_is(svqa_bin, tiny_export, tmp_path):
+    """Each leaf the snapshot key leaves out, varied (all at once, in one run answered from the
+    baseline's snapshot): its records equal an uncached run's with the same values. A leaf that changed
+    the memory without being in the key would make them differ. The key's leaves are read from the
+    snapshot's own key material, with every stream and runtime leaf written out, so a leaf added later
+    is varied here unless the key holds it."""
+    import yaml
+
+    root = tmp_path
+    subprocess.run([svqa_bin, "make-video", root / "video.avi", "--seconds", "10"], check=True, capture_output=True)
+    questions = [{"id": f"q{t}", "time": float(t), "question": "What color is the background?",
+                  "options": ["red", "green", "blue"], "answer": "red"} for t in (5, 9)]
+    (root / "streams.json").write_text(json.dumps({"streams": [{"id": "s", "video": "video.avi", "questions": questions}]}))
+    leaves = schema_leaves(svqa_bin)
+    defaults = {leaf: yaml.safe_load(f["default"]) for leaf, f in leaves.items() if "default" in f}
+    base = with_leaves({
+        "backbone": {"type": "torchscript", "options": {"export": str(tiny_export("llava_onevision"))}},
+        "encoding": {"type": "streamingtom", "options": {"retain_tokens": 2, "n_local": 30, "k": 1}},
+        "retrieval": {"type": "internal", "options": {}},
+        "benchmark": {"type": "stream_list", "options": {"annotations": str(root / "streams.json")}},
+    }, {**{leaf: v for leaf, v in defaults.items() if leaf.split(".")[0] in ("stream", "runtime", "retrieval")},
+        # record_logits off here, so varied (on) the compared runs record the first token's logits.
+        "stream.fps": 0.5, "stream.chunk_frames": 4, "stream.max_new_tokens": 2, "stream.record_logits": False,
+        "runtime.threads": 1, "retrieval.options.retrieve_size": 2, "memory.cache": str(root / "cache")})
+
+    def run_with(config, name):
+        path = root / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(with_leaves(config, {"name": "run"})))
+        return ran(svqa_bin, path, root / name)
+
+    assert encodes(run_with(base, "baseline")) == (1, 0)
+    material = json.loads((only_entry(root / "cache") / "index.json").read_text())["key"]
+    in_key = ({f"stream.{k}" for k in yaml.safe_load(material["stream"])} |
+              {k if k.startswith("runtime.") else f"runtime.{k}" for k in material["runtime"]} |
+              {leaf for leaf in leaves if leaf.split(".")[0] in ("backbone", "encoding")})
+    outside = sorted(set(leaves) - in_key - SET_BY_THE_RUN)
+    def now(leaf):
+        node = functools.reduce(lambda n, k: n.get(k, {}) if isinstance(n, dict) else {}, leaf.split("."), base)
+        return defaults.get(leaf) if node == {} else node
+
+    changes = {leaf: varied(leaf, leaves[leaf], now(leaf), root) for leaf in outside}
+    assert "stream.answer_prompt" in changes and "retrieval.options.retrieve_size" in changes, changes
+    cached = run_with(with_leaves(base, changes), "varied")
+    assert encodes(cached) == (0, 1), f"varied {sorted(changes)}: {cached}"
+    uncached = run_with(with_leaves(base, {**changes, "memory.cache": ""}), "uncached")
+    assert encodes(uncached) == (0, 0)
+    assert records(root / "varied" / "run") == records(root / "uncached" / "run"), f"varied: {changes}"

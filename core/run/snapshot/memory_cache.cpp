@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,8 +50,10 @@ void write_synced(const std::string& path, const std::string& text) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) throw EnvironmentError(path + ": cannot flush: " + std::strerror(errno));
 }
 
-// Why entry `dir` cannot serve `material`, or "" when it can; its log in `events`.
-std::string check_entry(const std::string& dir, const nlohmann::json& material, nlohmann::json& events) {
+// Why entry `dir` cannot serve `material`, or "" when it can; its log in `events`, its data file
+// opened in `data` (checked by its descriptor: what is checked is what the replay reads).
+std::string check_entry(const std::string& dir, const nlohmann::json& material, nlohmann::json& events,
+                        std::shared_ptr<const HeldFile>& data) {
   const auto text = read_text(dir + "/" + kIndex);
   const auto sum = read_text(dir + "/" + kIndexSum);
   if (!text || !sum) return "index missing";
@@ -62,10 +65,15 @@ std::string check_entry(const std::string& dir, const nlohmann::json& material, 
     return "index is not JSON";
   }
   if (!index.is_object() || index.value("key", nlohmann::json()) != material) return "written for another key";
-  std::error_code error;
-  const auto bytes = fs::file_size(dir + "/" + kData, error);
-  if (error) return "data file missing";
-  if (static_cast<int64_t>(bytes) != index.value("data_bytes", int64_t{-1}))
+  try {
+    data = HeldFile::open(dir + "/" + kData);
+  } catch (const EnvironmentError&) {
+    return "data file missing";
+  }
+  struct stat st {};
+  if (::fstat(data->fd(), &st) != 0) return "data file cannot be read";
+  const int64_t bytes = st.st_size;
+  if (bytes != index.value("data_bytes", int64_t{-1}))
     return "data file has " + std::to_string(bytes) + " bytes, " + index.value("data_bytes", nlohmann::json()).dump() +
            " written";
   if (!index.contains("events") || !index["events"].is_array()) return "index has no log";
@@ -82,13 +90,12 @@ std::optional<CachedSnapshot> MemoryCache::find(const std::string& key, const nl
   const std::string dir = entry_dir(key);
   if (!fs::exists(dir)) return std::nullopt;
   CachedSnapshot out;
-  const std::string why = check_entry(dir, material, out.events);
+  const std::string why = check_entry(dir, material, out.events, out.data);
   if (!why.empty()) {
     log << "memory cache: " << dir << ": " << why << "; not used: encoding the stream again\n";
     remove(key);
     return std::nullopt;
   }
-  out.data_path = dir + "/" + kData;
   std::error_code ignored;  // a read-only cache still serves; its entries' use is then not recorded
   fs::last_write_time(dir + "/" + kUsedFile, fs::file_time_type::clock::now(), ignored);
   return out;

@@ -16,11 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/memory/held_file.h"
+
 namespace svqa {
 
 struct CachedSnapshot {
-  std::string data_path;  // memory.kv
-  nlohmann::json events;  // the log
+  std::shared_ptr<const HeldFile> data;  // memory.kv, open: it reads whatever becomes of the entry
+  nlohmann::json events;                 // the log
 };
 
 class MemoryCache {
@@ -33,8 +35,9 @@ class MemoryCache {
   explicit MemoryCache(std::string dir);
 
   // The sound entry for `key`: index checksum, key material and data size verified (the K/V
-  // tensors' own checksums are checked as questions read them), marked as used now. A damaged or
-  // mismatched entry is one line on `log` naming it, is removed, and is a miss.
+  // tensors' own checksums are checked as questions read them), marked as used now, its data file
+  // open. A damaged or mismatched entry is one line on `log` naming it, is removed, and is a miss;
+  // so is one removed while it is looked at (svqa cache gc|rm).
   std::optional<CachedSnapshot> find(const std::string& key, const nlohmann::json& material, std::ostream& log) const;
   // Removes entry `key` (after it turned out damaged while answering).
   void remove(const std::string& key) const;

@@ -9,6 +9,10 @@ ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr
                              const std::string& data_path, bool growing)
     : configured_(configured), events_(std::move(events)), data_(data_path, growing) {}
 
+ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
+                             std::shared_ptr<const HeldFile> data)
+    : configured_(configured), events_(std::move(events)), data_(std::move(data)) {}
+
 const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohmann::json& matches,
                                             const std::string& wanted, MemoryBank& bank) {
   auto mismatch = [&](const std::string& why) {

@@ -47,6 +47,9 @@ class ReplayEncoder final : public EncodingStrategy {
   // still being written.
   ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
                 const std::string& data_path, bool growing = false);
+  // `data`: the snapshot's data file, opened already (MemoryCache::find).
+  ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
+                std::shared_ptr<const HeldFile> data);
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;

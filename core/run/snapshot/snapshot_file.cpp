@@ -100,38 +100,48 @@ void SnapshotDataWriter::finish() {
   if (::close(fd) != 0) throw io_error(path_, "cannot close memory snapshot");
 }
 
-SnapshotDataReader::SnapshotDataReader(std::string path, bool growing) : path_(std::move(path)), growing_(growing) {
-  fd_ = ::open(path_.c_str(), O_RDONLY);
-  if (fd_ < 0) throw SnapshotDamaged(path_ + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) throw SnapshotDamaged(path_ + ": cannot stat: " + std::strerror(errno));
-  file_bytes_ = st.st_size;
+namespace {
+
+std::shared_ptr<const HeldFile> open_snapshot_data(const std::string& path) {
+  try {
+    return HeldFile::open(path);
+  } catch (const EnvironmentError& e) {
+    throw SnapshotDamaged(e.what());
+  }
 }
 
-SnapshotDataReader::~SnapshotDataReader() {
-  if (fd_ >= 0) ::close(fd_);
+}  // namespace
+
+SnapshotDataReader::SnapshotDataReader(std::string path, bool growing)
+    : SnapshotDataReader(open_snapshot_data(path), growing) {}
+
+SnapshotDataReader::SnapshotDataReader(std::shared_ptr<const HeldFile> file, bool growing)
+    : file_(std::move(file)), growing_(growing) {
+  struct stat st {};
+  if (::fstat(file_->fd(), &st) != 0) throw SnapshotDamaged(path() + ": cannot stat: " + std::strerror(errno));
+  file_bytes_ = st.st_size;
 }
 
 int64_t SnapshotDataReader::file_bytes(int64_t end) const {
   struct stat st {};
-  if (growing_ && end > file_bytes_ && ::fstat(fd_, &st) == 0) file_bytes_ = st.st_size;
+  if (growing_ && end > file_bytes_ && ::fstat(file_->fd(), &st) == 0) file_bytes_ = st.st_size;
   return file_bytes_;
 }
 
 at::Tensor SnapshotDataReader::read(const TensorRef& r) const {
   if (r.offset + r.bytes() > file_bytes(r.offset + r.bytes()))
-    throw SnapshotDamaged(path_ + ": ends before byte " + std::to_string(r.offset + r.bytes()));
+    throw SnapshotDamaged(path() + ": ends before byte " + std::to_string(r.offset + r.bytes()));
   at::Tensor t = at::empty(r.shape, at::TensorOptions().dtype(r.dtype));
   char* p = static_cast<char*>(t.data_ptr());
   int64_t offset = r.offset;
   for (int64_t left = r.bytes(); left > 0;) {
-    const ssize_t n = ::pread(fd_, p, static_cast<size_t>(left), static_cast<off_t>(offset));
+    const ssize_t n = ::pread(file_->fd(), p, static_cast<size_t>(left), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw SnapshotDamaged(path_ + ": cannot read byte " + std::to_string(offset));
+    if (n <= 0) throw SnapshotDamaged(path() + ": cannot read byte " + std::to_string(offset));
     p += n, offset += n, left -= n;
   }
   if (checksum64(t.data_ptr(), static_cast<size_t>(r.bytes())) != r.sum)
-    throw SnapshotDamaged(path_ + ": checksum differs at byte " + std::to_string(r.offset));
+    throw SnapshotDamaged(path() + ": checksum differs at byte " + std::to_string(r.offset));
   return t;
 }
 

@@ -7,12 +7,14 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/io/environment_error.h"
+#include "core/memory/held_file.h"
 
 namespace svqa {
 
@@ -63,23 +65,24 @@ class SnapshotDataWriter {
 // Reads a snapshot's small tensors (positions, representatives, sinks) whole, checking each one's
 // checksum. Throws SnapshotDamaged naming the file on a short read or a checksum that differs.
 // `growing`: the file is still being appended to (a snapshot being written): its size is taken
-// again when a tensor lies past it.
+// again when a tensor lies past it. The file is held open (held()): the blocks mapped from it
+// keep reading it through that descriptor, whatever happens to its name.
 class SnapshotDataReader {
  public:
+  // Opens `path`; SnapshotDamaged naming it when it cannot (removed meanwhile: a miss).
   explicit SnapshotDataReader(std::string path, bool growing = false);
-  ~SnapshotDataReader();
-  SnapshotDataReader(const SnapshotDataReader&) = delete;
-  SnapshotDataReader& operator=(const SnapshotDataReader&) = delete;
+  // Reads a file opened already (MemoryCache::find opens the data file of the entry it checks).
+  explicit SnapshotDataReader(std::shared_ptr<const HeldFile> file, bool growing = false);
   at::Tensor read(const TensorRef& r) const;
   // The file's size, at least `end` if it has grown that far (taken again for a growing file).
   int64_t file_bytes(int64_t end = 0) const;
   bool growing() const { return growing_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_->path(); }
+  const std::shared_ptr<const HeldFile>& held() const { return file_; }
 
  private:
-  std::string path_;
+  std::shared_ptr<const HeldFile> file_;
   bool growing_ = false;
-  int fd_ = -1;
   mutable int64_t file_bytes_ = 0;
 };
 

@@ -1,16 +1,15 @@
 #include "core/run/snapshot/snapshot_key.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
 
 #include "core/io/checksum.h"
+#include "core/run/snapshot/video_identity.h"
 
 namespace svqa {
 namespace {
 
 // Bumped whenever the log's meaning changes, so older snapshots miss instead of misleading.
-constexpr int kSnapshotFormat = 2;  // 2: representatives per kv head
+constexpr int kSnapshotFormat = 3;  // 2: representatives per kv head; 3: declared runtime leaves, sampled video
 
 // stream.* keys that only answering reads: a snapshot serves every value of them.
 const char* const kAnswerOnlyStreamKeys[] = {"answer_prompt", "position_policy", "max_new_tokens", "record_logits",
@@ -21,25 +20,23 @@ std::string section_yaml(const ConfigNode& resolved, const char* section) {
   return node ? to_yaml(*node) : std::string();
 }
 
-nlohmann::json source_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {{"path", path}, {"missing", true}};
-  return {{"path", path}, {"bytes", static_cast<int64_t>(st.st_size)},
-          {"mtime_ns", static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec}};
+// The declared leaves, a device by its kind: cuda:0 and cuda:1 compute alike.
+nlohmann::json runtime_leaves(const nlohmann::json& declared) {
+  nlohmann::json out = declared;
+  if (out.contains("runtime.device")) {
+    const std::string device = out["runtime.device"].get<std::string>();
+    out["runtime.device"] = device.substr(0, device.find(':'));
+  }
+  return out;
 }
 
 }  // namespace
 
-nlohmann::json snapshot_key_material(const ConfigNode& resolved, const nlohmann::json& backbone_identity,
-                                     const Stream& stream, const std::vector<Question>& asked,
-                                     const std::vector<int64_t>& sink_ids) {
+nlohmann::json snapshot_key_material(const ConfigNode& resolved, const nlohmann::json& declared,
+                                     const nlohmann::json& backbone_identity, const Stream& stream,
+                                     const std::vector<Question>& asked, const std::vector<int64_t>& sink_ids) {
   ConfigNode stream_section = resolved.find("stream") ? *resolved.find("stream") : ConfigNode::map({});
   for (const char* key : kAnswerOnlyStreamKeys) stream_section.erase(key);
-  nlohmann::json runtime = nlohmann::json::object();
-  if (const ConfigNode* r = resolved.find("runtime"))
-    for (const char* key : {"device", "dtype", "threads"})
-      if (const ConfigNode* v = r->find(key))  // the device's kind: cuda:0 and cuda:1 compute alike
-        runtime[key] = std::string(key) == "device" ? v->scalar.substr(0, v->scalar.find(':')) : v->scalar;
   nlohmann::json questions = nlohmann::json::array();
   for (const Question& q : asked)
     questions.push_back({{"id", q.id}, {"time", std::isfinite(q.time) ? nlohmann::json(q.time) : nlohmann::json("end")},
@@ -49,8 +46,8 @@ nlohmann::json snapshot_key_material(const ConfigNode& resolved, const nlohmann:
           {"backbone", section_yaml(resolved, "backbone")},
           {"encoding", section_yaml(resolved, "encoding")},
           {"stream", to_yaml(stream_section)},
-          {"runtime", runtime},
-          {"source", source_identity(stream.video)},
+          {"runtime", runtime_leaves(declared)},
+          {"source", video_identity(stream.video)},
           {"source_fps", stream.source_fps},
           {"stream_id", stream.id},
           {"sink_ids", sink_ids},

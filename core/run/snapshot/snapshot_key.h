@@ -15,13 +15,15 @@ namespace svqa {
 
 // The export's identity (`backbone_identity`: its files' sizes and checksums, from models.json),
 // the resolved backbone and encoding sections, the stream section less what only answering reads,
-// runtime dtype, threads and device kind, the frame source (path, size, mtime), the sink prompt's
-// ids, and the stream's questions in the order asked (id, time, text): encode calls stop at
-// question times and some encoders change memory at questions (StreamKV's open segment, MuKV's
-// carry), so a replay reproduces the encoding only under the same question times.
-nlohmann::json snapshot_key_material(const ConfigNode& resolved, const nlohmann::json& backbone_identity,
-                                     const Stream& stream, const std::vector<Question>& asked,
-                                     const std::vector<int64_t>& sink_ids);
+// the runtime leaves the backbone and the encoder declare they read (`declared`: {leaf: value},
+// core/engine/declared_reads.h; a device by its kind), the frame source's sampled content
+// (video_identity.h), the sink prompt's ids, and the stream's questions in the order asked (id,
+// time, text): encode calls stop at question times and some encoders change memory at questions
+// (StreamKV's open segment, MuKV's carry), so a replay reproduces the encoding only under the same
+// question times.
+nlohmann::json snapshot_key_material(const ConfigNode& resolved, const nlohmann::json& declared,
+                                     const nlohmann::json& backbone_identity, const Stream& stream,
+                                     const std::vector<Question>& asked, const std::vector<int64_t>& sink_ids);
 
 // 16 hex digits naming the cache entry.
 std::string snapshot_key(const nlohmann::json& material);

@@ -68,6 +68,7 @@ void add_logged_blocks(const nlohmann::json& blocks, const SnapshotDataReader& d
       b.representatives.push_back(r.is_null() ? at::Tensor() : data.read(ref_from_json(r, what)));
     MappedKv kv;
     kv.file = data.path();
+    kv.held = data.held();  // read through the open file: the snapshot may leave the cache meanwhile
     kv.growing = data.growing();
     kv.base = field(j, "base", what).get<int64_t>();
     int64_t expected = kv.base;  // K/V lie back to back from the base: the spill layout

@@ -20,8 +20,9 @@ namespace svqa {
 nlohmann::json write_blocks(const MemoryBank& bank, int64_t first, SnapshotDataWriter& data);
 nlohmann::json write_sinks(const SinkKv& sinks, SnapshotDataWriter& data);
 
-// Adds the blocks of one log entry to `bank`, their K/V mapped from `data`'s file (small tensors
-// read and checked now). Throws SnapshotDamaged naming the file on a malformed entry.
+// Adds the blocks of one log entry to `bank`, their K/V mapped from `data`'s file, which the bank
+// holds open from then on (small tensors read and checked now). Throws SnapshotDamaged naming the
+// file on a malformed entry.
 void add_logged_blocks(const nlohmann::json& blocks, const SnapshotDataReader& data, MemoryBank& bank);
 // Sinks on `device` (where the encoder kept them: `on_device` in the entry) and CPU otherwise.
 SinkKv read_sinks(const nlohmann::json& sinks, const SnapshotDataReader& data, const at::Device& device);

@@ -12,7 +12,7 @@ SnapshotSession::SnapshotSession(const MemoryCache& cache, EncodingStrategy& enc
     : cache_(cache), material_(std::move(material)), key_(snapshot_key(material_)) {
   auto replay_finished = [&](CachedSnapshot found) {
     replay_ = std::make_unique<ReplayEncoder>(encoder, std::make_unique<FinishedLog>(std::move(found.events)),
-                                              found.data_path);
+                                              std::move(found.data));
   };
   bool writer_seen = false;
   for (;;) {

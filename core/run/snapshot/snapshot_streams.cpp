@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/engine/declared_reads.h"
 #include "core/memory/memory_bank.h"
 #include "core/run/model_identity.h"
 #include "core/run/snapshot/cache_upkeep.h"
@@ -30,11 +31,15 @@ nlohmann::json export_identity(const ExperimentConfig& cfg, const std::string& d
 
 }  // namespace
 
-SnapshotStreams::SnapshotStreams(const ExperimentConfig& cfg, const std::string& dir, std::ostream& log)
+SnapshotStreams::SnapshotStreams(const ExperimentConfig& cfg, const RegistrySections& registries,
+                                 const std::string& dir, std::ostream& log)
     : cfg_(cfg), log_(log) {
   if (cfg.header.memory.cache.empty()) return;
   cache_ = std::make_unique<MemoryCache>(cfg.header.memory.cache);
   export_identity_ = export_identity(cfg, dir);
+  declared_ = nlohmann::json::object();
+  const auto reads = declared_reads(cfg, registries, {"backbone", "encoding"});
+  for (const auto& [leaf, value] : declared_values(cfg.header.runtime, reads)) declared_[leaf] = value;
 }
 
 std::unique_ptr<SnapshotSession> SnapshotStreams::open(const Stream& stream, const std::vector<Question>& asked,
@@ -43,7 +48,7 @@ std::unique_ptr<SnapshotSession> SnapshotStreams::open(const Stream& stream, con
   replaying_.clear();
   if (!cache_ || !encoder.memory_snapshots()) return nullptr;
   auto session = std::make_unique<SnapshotSession>(
-      *cache_, encoder, snapshot_key_material(cfg_.resolved, export_identity_, stream, asked, sink_ids),
+      *cache_, encoder, snapshot_key_material(cfg_.resolved, declared_, export_identity_, stream, asked, sink_ids),
       cfg_.header.memory.wait_s, log_);
   if (session->replaying()) replaying_ = session->key();
   return session;

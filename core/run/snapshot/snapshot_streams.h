@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/experiment.h"
+#include "core/config/registry.h"
 #include "core/engine/benchmark.h"
 #include "core/io/environment_error.h"
 #include "core/run/snapshot/memory_cache.h"
@@ -19,8 +20,10 @@ namespace svqa {
 
 class SnapshotStreams {
  public:
-  // `dir`: the run folder (its models.json names the export's files and checksums).
-  SnapshotStreams(const ExperimentConfig& cfg, const std::string& dir, std::ostream& log);
+  // `dir`: the run folder (its models.json names the export's files and checksums); `registries`:
+  // what the backbone and the encoder declare they read beyond their sections (declared_reads.h).
+  SnapshotStreams(const ExperimentConfig& cfg, const RegistrySections& registries, const std::string& dir,
+                  std::ostream& log);
 
   // The stream's session, or nullptr when the cache is off or `encoder` keeps no memory to save.
   // `asked`: every question of the stream in the order asked (none answered yet).
@@ -38,6 +41,7 @@ class SnapshotStreams {
   std::ostream& log_;
   std::unique_ptr<MemoryCache> cache_;
   nlohmann::json export_identity_;
+  nlohmann::json declared_;  // {leaf: value} the backbone's and the encoder's memory depend on
   std::string replaying_;  // key of the snapshot the current stream replays; empty: none
 };
 
