@@ -242,17 +242,23 @@ def host_work(measured):
     return {"per_frame": per_frame, "per_question": per_question}
 
 
+PHASES = ("vision", "llm", "bank", "retrieval", "gather", "prefill", "decode", "other")
+
+
 def print_host_work(work):
-    """The host work table: 'ops/syncs' per phase."""
+    """The host work table: 'ops/syncs' per phase, in the order the work happens."""
+    def order(counts):
+        return [p for p in PHASES if p in counts["ops"]]
+
     def cells(counts):
-        return "".join(f"{counts['ops'][p]:>10,.0f}/{counts['syncs'][p]:<5,.0f}" for p in counts["ops"])
-    for regime, c in work["per_frame"].items():
-        if regime == next(iter(work["per_frame"])):
-            print(f"\n{'operator calls/host syncs':<28}" + "".join(f"{p:>16}" for p in c["ops"]))
+        return "".join(f"{counts['ops'][p]:>10,.0f}/{counts['syncs'][p]:<5,.0f}" for p in order(counts))
+    for i, (regime, c) in enumerate(work["per_frame"].items()):
+        if i == 0:
+            print(f"\n{'operator calls/host syncs':<28}" + "".join(f"{p:>16}" for p in order(c)))
         print(f"  {'per frame, ' + regime.replace('_', ' '):<26}{cells(c)}")
     for i, q in enumerate(work["per_question"]):
         if i == 0:
-            print(f"{'':<28}" + "".join(f"{p:>16}" for p in q["ops"]))
+            print(f"{'':<28}" + "".join(f"{p:>16}" for p in order(q)))
         print(f"  {'question after ' + str(q['after_frames']) + ' frames':<26}{cells(q)}")
 
 

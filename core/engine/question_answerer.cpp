@@ -169,13 +169,14 @@ void decode(Backbone& backbone, FullContextDecoder& decoder, int64_t max_new_tok
 Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
                        RetrievalStrategy& retrieval, const QuestionInfo& question, const std::string& prompt,
                        const AnswerOptions& options) {
+  // Everything before the prefill (the setup, the prompt's embedding, retrieval) counts as retrieval.
+  std::optional<OpPhaseScope> retrieval_phase(OpPhase::retrieval);
   Answer answer;
   answer.policy = options.policy.value_or(encoder.position_policy());
   const auto rope = text_rotary(backbone.manifest());
   AnswerSetup setup{backbone, encoder, bank, rope, answer.policy, stream_slots(encoder, bank),
                     sink_window(backbone, encoder, rope)};
   const auto t0 = std::chrono::steady_clock::now();
-  std::optional<OpPhaseScope> retrieval_phase(OpPhase::retrieval);  // the prompt's embedding counted here, as its time
   const at::Tensor prompt_embeds = embed_text(backbone, prompt);
   const int64_t prompt_room = prompt_embeds.size(0) + options.max_new_tokens;
   auto context = retrieval.retrieves() ? retrieve(setup, retrieval, question, prompt_room, t0, answer)
