@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -260,6 +261,48 @@ TEST_CASE("window positions: the rotation error does not grow with the stream, i
   CHECK(window_far == window_near);
   CHECK(absolute_far > 10.0 * absolute_near);
   CHECK(window_far32 < absolute_near);
+}
+
+// Elements of every cosine computed while it lives (rotary tables: one row per rotated position).
+class CosineCount {
+ public:
+  CosineCount() {
+    elements() = 0;
+    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(on_call).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  }
+  ~CosineCount() { at::removeCallback(handle_); }
+  static int64_t& elements() {
+    thread_local int64_t n = 0;
+    return n;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_call(const at::RecordFunction& fn) {
+    if (std::string(fn.name()) == "aten::cos" && !fn.inputs().empty() && fn.inputs()[0].isTensor())
+      elements() += fn.inputs()[0].toTensor().numel();
+    return nullptr;
+  }
+  at::CallbackHandle handle_;
+};
+
+TEST_CASE("window positions: keys are rotated once on entry, the whole window only when its base moves", "[tiny_backbone]") {
+  at::InferenceMode inference;
+  // n_local 200 over 60 frames of 9 tokens: full from the 22nd frame on. Re-rotating the window at
+  // every block (what the reference does) computes a table row per window key per block, ~10k rows
+  // here; svqa's rows are the blocks' own (540) and the window's each time the base moves (every
+  // n_local / 4 = 50 tokens of slide, ~200 rows each).
+  Setup s(60, "llava_onevision_varied");
+  const int64_t n_local = 200, tokens = 60 * 9, half_dim = s.backbone.manifest().text.head_dim / 2;
+  SlidingWindow window(n_local);
+  window.begin(s.backbone, s.sinks);
+  CosineCount count;
+  std::vector<WindowOutput> out;
+  for (const auto& in : s.inputs) out.push_back(window.prefill(s.backbone, {in}).front());
+  const int64_t rows = CosineCount::elements() / (2 * half_dim);  // a table row: the frequencies twice
+  const int64_t bound = tokens + (tokens / (n_local / 4) + 2) * (n_local + 9);
+  INFO("table rows computed: " << rows << ", bound " << bound);
+  CHECK(rows <= bound);
+  CHECK(max_diff(out, reference_window(s.backbone, s.sinks, s.inputs, n_local)) <= 1e-5);
 }
 
 TEST_CASE("sliding window: one call or one call per block gives the same K/V, window full or not", "[tiny_backbone]") {

@@ -11,6 +11,10 @@ token split into retrieve / gather / prefill, memory. `--json` prints everything
   --long   a 1-hour stream at 0.5 fps (1,800 frames) with the disk tier: RSS over time
   --mukv   also MuKV (its paper configuration) on the same export and stream: encode frames/s and
            memory tokens per 300 frames, MuKV vs ReKV
+  --against REV
+           also build REV's svqa_bench (a git worktree under BUILD/against/, its own build folder;
+           ccache makes a rebuild cheap) and run it on the same export and stream in the same run, just
+           before this tree's, then print REV's figures, this tree's and their ratio per phase
   --shape llava-ov-0.5b|qwen2.5-vl-3b
            a random-weight checkpoint with the real config (every layer, the real 151,936-token
            vocabulary) exported as a user's would be; with --quick, real widths at 2 text and 2 vision
@@ -221,7 +225,41 @@ def summarise(measured, hf):
         memory["vision"] = {**vm, "frames": int(counts[-1]),
                             "x_one_plus_features": many["peak_above_before"] / (one["peak_above_before"] + extra_features)}
     by_ttft = {r["after_frames"]: r["ttft_s"] for r in ttft}
-    return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft}
+    return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft, "host_work": host_work(measured)}
+
+
+def host_work(measured):
+    """ATen operator calls and host synchronisations (calls that wait for the device on a GPU) per
+    encoded frame, by phase and window regime (the mean over the regime's frames), and per question."""
+    unit = measured["shape"]["frames_per_unit"]
+    per_frame = {}
+    for regime, full in (("window_filling", False), ("window_full", True)):
+        rows = [f["counts"] for f in measured["frames"] if f.get("window_full", False) == full and "counts" in f]
+        if rows:
+            per_frame[regime] = {kind: {phase: sum(r[kind][phase] for r in rows) / len(rows) / unit
+                                        for phase in rows[0][kind]} for kind in ("ops", "syncs")}
+    per_question = [{"after_frames": q["after_frames"], **q["counts"]} for q in measured["questions"] if "counts" in q]
+    return {"per_frame": per_frame, "per_question": per_question}
+
+
+PHASES = ("vision", "llm", "bank", "retrieval", "gather", "prefill", "decode", "other")
+
+
+def print_host_work(work):
+    """The host work table: 'ops/syncs' per phase, in the order the work happens."""
+    def order(counts):
+        return [p for p in PHASES if p in counts["ops"]]
+
+    def cells(counts):
+        return "".join(f"{counts['ops'][p]:>10,.0f}/{counts['syncs'][p]:<5,.0f}" for p in order(counts))
+    for i, (regime, c) in enumerate(work["per_frame"].items()):
+        if i == 0:
+            print(f"\n{'operator calls/host syncs':<28}" + "".join(f"{p:>16}" for p in order(c)))
+        print(f"  {'per frame, ' + regime.replace('_', ' '):<26}{cells(c)}")
+    for i, q in enumerate(work["per_question"]):
+        if i == 0:
+            print(f"{'':<28}" + "".join(f"{p:>16}" for p in order(q)))
+        print(f"  {'question after ' + str(q['after_frames']) + ' frames':<26}{cells(q)}")
 
 
 def method_figures(measured):
@@ -246,6 +284,55 @@ def rss_over_time(measured):
     peak = max(s["rss"] for s in samples)
     return {"samples": samples, "rss_at_10min": at_10min, "peak_sampled_rss": peak,
             "peak_over_10min": peak / at_10min if at_10min else None}
+
+
+def build_revision(rev, build, jobs=2):
+    """svqa_bench of revision `rev`, built in a git worktree of its own under BUILD/against/ (reused
+    while it is at that commit), its .venv the one of this tree."""
+    commit = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    tree = build / "against" / commit[:12]
+    if not (tree / ".git").exists():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+    venv = tree / ".venv"
+    if not venv.exists() and (ROOT / ".venv").exists():
+        venv.symlink_to((ROOT / ".venv").resolve())
+    print(f"building svqa_bench of {rev} ({commit[:12]}) in {tree} ...", file=sys.stderr)
+    subprocess.run(["cmake", "--preset", "default"], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", "--preset", "default", "-j", str(jobs), "--target", "svqa_bench"], cwd=tree,
+                   check=True, stdout=subprocess.DEVNULL)
+    return tree / "build" / "bin" / "svqa_bench", commit
+
+
+def phase_figures(measured):
+    """The per-phase seconds --against compares, from svqa_bench's JSON alone (an older revision's has
+    fewer fields): encode and vision per frame in each window regime, each question's retrieve /
+    gather / prefill / TTFT."""
+    unit = measured["shape"]["frames_per_unit"]
+    out = {}
+    for regime, full in (("window filling", False), ("window full", True)):
+        rows = [f for f in measured["frames"] if f.get("window_full", False) == full]
+        if rows:
+            out[f"encode s/frame, {regime}"] = sum(f["encode_s"] for f in rows) / len(rows) / unit
+            out[f"vision s/frame, {regime}"] = sum(f["vision_s"] for f in rows) / len(rows) / unit
+    for q in measured["questions"]:
+        for key in ("retrieve_s", "gather_s", "prefill_s", "ttft_s"):
+            out[f"{key[:-2]} s after {q['after_frames']} frames"] = q[key]
+    return out
+
+
+def compare_against(rev, theirs, ours):
+    a, b = phase_figures(theirs), phase_figures(ours)
+    return {"rev": rev, "theirs": a, "ours": b, "ours_over_theirs": {k: b[k] / a[k] for k in a if k in b and a[k] > 0}}
+
+
+def print_against(c, load):
+    print(f"\n{'this tree against ' + c['rev'][:12] + ' (same export, same run)':<44}{c['rev'][:9]:>10}{'this':>10}"
+          f"{'this/rev':>10}   load average {load}")
+    for key, ratio in c["ours_over_theirs"].items():
+        print(f"  {key:<42}{c['theirs'][key]:>10.3f}{c['ours'][key]:>10.3f}{ratio:>10.2f}")
 
 
 def mib(b):
@@ -283,6 +370,7 @@ def print_table(report):
         print(f"  after {r['after_frames']:>4} frames{'':<5}{r['retrieve_s']:>9.3f}{r['gather_s']:>8.3f}{r['prefill_s']:>9.3f}"
               f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{floor:>9}{x_floor:>8}{hf:>14}{ratio:>9}{floor_hf:>9}"
               f"{peak_hf:>9}{flops_hf:>9}{hf_rate:>11}")
+    print_host_work(s["host_work"])
     mem = s["memory"]
     print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
           f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "
@@ -364,6 +452,7 @@ def main(argv=None):
     parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="default: the export's (float32)")
     parser.add_argument("--frames", type=int, help="override the mode's frame count")
     parser.add_argument("--no-hf", action="store_true", help="skip Hugging Face re-prefill")
+    parser.add_argument("--against", metavar="REV", help="also build and run revision REV on the same export: ratio per phase")
     parser.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (bin/svqa_bench)")
     parser.add_argument("--work", type=pathlib.Path, help="where exports and spill files go (default BUILD/bench)")
     args = parser.parse_args(argv)
@@ -394,7 +483,10 @@ def main(argv=None):
     load_before = load_average()
     if args.method != "rekv":
         return report_memory_only(args, name, mode, binary, export, work, load_before)
+    theirs_binary = build_revision(args.against, args.build)[0] if args.against else None
     with tempfile.TemporaryDirectory(dir=work) as spill:
+        if theirs_binary:  # first, so that a load that changes over the run favours neither side
+            theirs = run_svqa_bench(theirs_binary, export, mode, args.threads, spill, device=args.device, dtype=args.dtype)
         measured = run_svqa_bench(binary, export, mode, args.threads, spill, device=args.device, dtype=args.dtype)
     hf_frames = [] if args.no_hf else [f for f in mode["hf_frames"] if f in mode["questions"]]
     hf = hf_reprefill(checkpoint, measured, hf_frames, args.threads, 2, args.device, args.dtype) if hf_frames else {}
@@ -404,6 +496,8 @@ def main(argv=None):
               "hf_reprefill_s": hf, "summary": summarise(measured, hf)}
     if args.long:
         report["long"] = rss_over_time(measured)
+    if theirs_binary:
+        report["against"] = compare_against(args.against, theirs, measured)
     if args.mukv:
         with tempfile.TemporaryDirectory(dir=work) as spill:
             report["mukv"] = compare_mukv(measured, run_svqa_bench(binary, export, mode, args.threads, spill, "mukv",
@@ -414,6 +508,8 @@ def main(argv=None):
         print(json.dumps(report, indent=1))
     else:
         print_table(report)
+        if "against" in report:
+            print_against(report["against"], f"{report['load_before']} → {report['load_after']}")
 
 
 if __name__ == "__main__":

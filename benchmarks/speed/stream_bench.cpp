@@ -19,6 +19,7 @@
 #include "core/config/schema.h"
 #include "core/engine/question_answerer.h"
 #include "core/engine/visual_units.h"
+#include "core/nn/op_counter.h"
 #include "models/video/frame_source.h"
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
@@ -157,6 +158,17 @@ std::unique_ptr<RetrievalStrategy> make_retrieval(const StreamBenchOptions& o) {
   return std::make_unique<InternalRetrieval>(InternalRetrievalOptions{o.retrieve_size, 1, "dot"});
 }
 
+// The counter's operator calls and host synchronisations per phase since its last reset, as JSON.
+nlohmann::json phase_counts(const OpCounter& counter, std::initializer_list<OpPhase> phases) {
+  nlohmann::json ops, syncs;
+  for (const OpPhase p : phases) {
+    const OpCounts c = counter.counts(p);
+    ops[op_phase_name(p)] = c.ops;
+    syncs[op_phase_name(p)] = c.syncs;
+  }
+  return {{"ops", ops}, {"syncs", syncs}};
+}
+
 struct Stream {
   MemoryBank bank;
   std::unique_ptr<EncodingStrategy> encoder_ptr;
@@ -243,25 +255,34 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
 
   Stream s(backbone, o, sink_ids);
   WindowModel window(o.n_local, n_init);
+  // ATen operator calls and host synchronisations per phase (an atomic increment per call; copies
+  // from a device to the host count as synchronisations when the stream runs on one).
+  OpCounter counter(!backbone.device().is_cpu());
   nlohmann::json frames = nlohmann::json::array(), questions = nlohmann::json::array(), samples = nlohmann::json::array();
   int64_t tokens_per_unit = 0;
   const auto t_stream = Clock::now();
   for (int64_t f = 0; f + unit <= o.frames; f += unit) {
     auto t0 = Clock::now();
     const Frames frame = synthetic_frames(f, unit, m.image, o.fps);
+    counter.reset();
+    std::optional<OpPhaseScope> phase(OpPhase::vision);
     VisualUnitMaker units(backbone, frame);
     const auto batch = units.make(f, unit, n_init, s.encoder.next_position());
     const double vision_s = seconds_since(t0);
     tokens_per_unit = batch.front().tokens.size(0);
+    phase.emplace(OpPhase::llm);  // the encoder marks its bank's part
     t0 = Clock::now();
     s.encoder.encode(backbone, batch, s.bank);
     const double encode_s = seconds_since(t0);
-    if (windowless) {
-      frames.push_back({{"vision_s", vision_s}, {"encode_s", encode_s}});
-    } else {
+    phase.reset();
+    nlohmann::json row = {{"vision_s", vision_s}, {"encode_s", encode_s},
+                          {"counts", phase_counts(counter, {OpPhase::vision, OpPhase::llm, OpPhase::bank})}};
+    if (!windowless) {
       const int64_t keys = window.step(tokens_per_unit);
-      frames.push_back({{"keys", keys}, {"window_full", window.separate}, {"vision_s", vision_s}, {"encode_s", encode_s}});
+      row["keys"] = keys;
+      row["window_full"] = window.separate;
     }
+    frames.push_back(row);
     const int64_t done = f + unit;
     if ((o.rss_every > 0 && done % o.rss_every == 0) || done == o.frames) {
       const ProcessMemory now = process_memory();
@@ -275,10 +296,14 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     }
     if (std::find(o.questions.begin(), o.questions.end(), done) == o.questions.end()) continue;
     Answer best;
+    nlohmann::json question_counts;
     for (int r = 0; r < std::max(1, o.ttft_repeats); ++r) {
+      counter.reset();
       Answer a = answer_question(backbone, s.encoder, s.bank, s.retrieval, {"q", kQuestion, frame.timestamps.back()},
                                  kAnswerPrompt, answer_options);
       if (r == 0 || a.retrieve_seconds + a.prefill_seconds < best.retrieve_seconds + best.prefill_seconds) best = a;
+      question_counts =
+          phase_counts(counter, {OpPhase::retrieval, OpPhase::gather, OpPhase::prefill, OpPhase::decode, OpPhase::other});
     }
     questions.push_back({{"after_frames", done},
                          {"question_tokens", question_tokens},
@@ -289,7 +314,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
                          {"retrieve_s", best.retrieve_seconds - best.gather_seconds},
                          {"gather_s", best.gather_seconds},
                          {"prefill_s", best.prefill_seconds},
-                         {"ttft_s", best.retrieve_seconds + best.prefill_seconds}});
+                         {"ttft_s", best.retrieve_seconds + best.prefill_seconds},
+                         {"counts", question_counts}});
   }
   const ProcessMemory after = process_memory();
   const auto& acc = s.bank.accounting();

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include "core/engine/layer_over_context.h"
+#include "core/nn/op_counter.h"
 #include "core/nn/sink_window.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/full_context.h"
@@ -64,6 +66,7 @@ struct AnswerContext {
 LayerContext assemble(const AnswerSetup& s, int64_t layer, const std::vector<int64_t>& ids, int64_t room,
                       Answer& answer) {
   const auto gather_start = std::chrono::steady_clock::now();
+  const OpPhaseScope phase(OpPhase::gather);
   auto ctx = assemble_layer(layer, s.encoder.sinks(), s.bank, ids, s.policy, s.encoder.next_position(), s.slots,
                             s.rope, s.backbone.device(), s.backbone.dtype(), room);
   answer.gather_seconds += seconds_since(gather_start);
@@ -140,6 +143,7 @@ AnswerContext memory_as_stored(const AnswerSetup& s, int64_t room, std::chrono::
 FullContextDecoder prefill_prompt(AnswerSetup& s, AnswerContext&& context, const at::Tensor& prompt_embeds,
                                   Answer& answer) {
   const auto t0 = std::chrono::steady_clock::now();
+  const OpPhaseScope phase(OpPhase::prefill);
   FullContextDecoder decoder(s.backbone);
   decoder.set_past(std::move(context.past), std::move(context.next));
   decoder.set_sink_window(std::move(s.window));
@@ -151,6 +155,7 @@ FullContextDecoder prefill_prompt(AnswerSetup& s, AnswerContext&& context, const
 // Greedy decoding from the prompt's logits; the text leaves out the EOS id that ended it.
 void decode(Backbone& backbone, FullContextDecoder& decoder, int64_t max_new_tokens, Answer& answer) {
   const auto t0 = std::chrono::steady_clock::now();
+  const OpPhaseScope phase(OpPhase::decode);
   answer.ids = decoder.generate(answer.prompt_logits, max_new_tokens);
   auto text_ids = answer.ids;
   const auto& eos = backbone.manifest().eos_ids;
@@ -164,6 +169,8 @@ void decode(Backbone& backbone, FullContextDecoder& decoder, int64_t max_new_tok
 Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
                        RetrievalStrategy& retrieval, const QuestionInfo& question, const std::string& prompt,
                        const AnswerOptions& options) {
+  // Everything before the prefill (the setup, the prompt's embedding, retrieval) counts as retrieval.
+  std::optional<OpPhaseScope> retrieval_phase(OpPhase::retrieval);
   Answer answer;
   answer.policy = options.policy.value_or(encoder.position_policy());
   const auto rope = text_rotary(backbone.manifest());
@@ -174,6 +181,7 @@ Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, cons
   const int64_t prompt_room = prompt_embeds.size(0) + options.max_new_tokens;
   auto context = retrieval.retrieves() ? retrieve(setup, retrieval, question, prompt_room, t0, answer)
                                        : memory_as_stored(setup, prompt_room, t0, answer);
+  retrieval_phase.reset();
   auto decoder = prefill_prompt(setup, std::move(context), prompt_embeds, answer);
   decode(backbone, decoder, options.max_new_tokens, answer);
   return answer;

@@ -24,14 +24,17 @@ class KvCache {
   KvCache(int64_t capacity, int64_t kv_heads, int64_t head_dim, at::TensorOptions options);
   // Holds k and v [n, kv_heads, d] as they are; the first append moves them to a bigger buffer.
   static KvCache wrap(at::Tensor k, at::Tensor v);
+  // Keys only (values() undefined, appended values ignored): a second lane kept in step with a
+  // KvCache, e.g. a sliding window's rotated keys or its tokens' positions.
+  static KvCache keys_only(int64_t capacity, int64_t heads, int64_t dim, at::TensorOptions options);
 
   bool defined() const { return k_.defined(); }
   int64_t size() const { return end_ - begin_; }
   int64_t capacity() const { return k_.defined() ? k_.size(0) : 0; }
   at::Tensor keys() const { return k_.narrow(0, begin_, size()); }    // [size, kv_heads, d], a view
-  at::Tensor values() const { return v_.narrow(0, begin_, size()); }
+  at::Tensor values() const { return v_.defined() ? v_.narrow(0, begin_, size()) : at::Tensor(); }
 
-  // Appends k, v [n, kv_heads, d] (copied, cast to the cache's dtype and device).
+  // Appends k, v [n, kv_heads, d] (copied, cast to the cache's dtype and device; v unread when keys only).
   void append(const at::Tensor& k, const at::Tensor& v);
   // Appends n tokens for the caller to write: views [n, kv_heads, d] of the new slots.
   std::pair<at::Tensor, at::Tensor> extend(int64_t n);

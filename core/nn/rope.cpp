@@ -38,6 +38,21 @@ RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, std::vector<int
   inv_freq_ = 1.0 / at::pow(at::scalar_tensor(theta, at::kFloat), exponent);
 }
 
+namespace {
+
+// Equal positions [3, T] of one size and device: host ones read in place (at::equal returns a bool
+// to the host, which on a GPU waits for the device; on the host it is an operator call for nothing).
+bool same_positions(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.device().is_cpu() || a.scalar_type() != at::kLong || b.scalar_type() != at::kLong) return at::equal(a, b);
+  const auto x = a.accessor<int64_t, 2>(), y = b.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < a.size(0); ++r)
+    for (int64_t t = 0; t < a.size(1); ++t)
+      if (x[r][t] != y[r][t]) return false;
+  return true;
+}
+
+}  // namespace
+
 RotaryTables RotaryEmbedding::tables(const at::Tensor& positions) const {
   if (positions.dim() != 2 || positions.size(0) != 3)
     throw std::invalid_argument("rope: positions must be [3, T], got " + std::to_string(positions.dim()) + "-d");
@@ -45,7 +60,7 @@ RotaryTables RotaryEmbedding::tables(const at::Tensor& positions) const {
   for (size_t i = 0; i < recent.size(); ++i) {
     const Last& last = recent[i];
     if (last.positions.defined() && last.positions.device() == positions.device() &&
-        last.positions.sizes() == positions.sizes() && at::equal(last.positions, positions)) {
+        last.positions.sizes() == positions.sizes() && same_positions(last.positions, positions)) {
       if (i > 0) std::swap(recent[0], recent[i]);  // the newest first
       return recent[0].tables;
     }
@@ -100,7 +115,12 @@ at::Tensor text_positions(int64_t start, int64_t n, at::Device device) {
 }
 
 int64_t next_position(const at::Tensor& positions) {
-  return positions.numel() ? positions.max().item<int64_t>() + 1 : 0;
+  if (!positions.numel()) return 0;
+  if (!positions.device().is_cpu() || positions.scalar_type() != at::kLong) return positions.max().item<int64_t>() + 1;
+  // Host positions (a visual unit's): read in place, no operator call that would wait on a device.
+  const auto c = positions.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return *std::max_element(p, p + c.numel()) + 1;
 }
 
 }  // namespace svqa

@@ -15,7 +15,8 @@ at::Tensor attend_sink_window(const at::Tensor& q, const RotaryTables& q_tables,
   // Query i (key index S − T + i) sees sink j in the sink segment iff it is n_local or more behind.
   const auto distance = at::arange(S - T, S, at::kLong).unsqueeze(1) - at::arange(n_init, at::kLong).unsqueeze(0);
   const auto visible = distance >= n_local;
-  if (n_init > 0 && visible.any().item<bool>()) {
+  // The last query is S − 1 >= n_local behind sink 0 (S > n_local here): some query always sees a sink.
+  if (n_init > 0) {
     const RotaryTables fixed{window.query_tables.cos.expand({T, -1}), window.query_tables.sin.expand({T, -1})};
     segments.push_back({apply_rotary(q, fixed), sink_k, window.values[static_cast<size_t>(layer)],
                         visible.to(k.device()), {}});

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/nn/op_counter.h"
 #include "core/nn/rope.h"
 
 namespace svqa {
@@ -18,6 +19,7 @@ void RekvSlidingWindow::encode(Backbone& backbone, const std::vector<VisualUnit>
   std::vector<WindowInput> inputs;
   for (const auto& unit : units) inputs.push_back({unit.tokens, unit.positions, unit.deepstack});
   auto outputs = window_.prefill(backbone, inputs);
+  const OpPhaseScope phase(OpPhase::bank);
   for (size_t i = 0; i < units.size(); ++i) {
     next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
     bank.add(rekv_unit_block(units[i], std::move(outputs[i])));

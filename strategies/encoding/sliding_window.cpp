@@ -1,6 +1,7 @@
 #include "strategies/encoding/sliding_window.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "core/nn/attention.h"
@@ -20,6 +21,16 @@ int64_t window_capacity(int64_t n_local, int64_t first_tokens) {
 // Positions [3, n] as a positions cache stores them: [n, 1, 3].
 at::Tensor as_rows(const at::Tensor& positions) { return positions.t().unsqueeze(1); }
 
+// Positions [3, n]'s first entry; read from host memory when they are there (no operator call).
+int64_t first_position(const at::Tensor& positions) {
+  if (positions.device().is_cpu() && positions.scalar_type() == at::kLong) return *positions.data_ptr<int64_t>();
+  return positions[0][0].item<int64_t>();
+}
+
+// Under window positions, how far the rotation base may lag the block's shift before the whole
+// window is rotated again (angles then stay below n_local + this + the block's length).
+int64_t base_lag(int64_t n_local) { return std::max<int64_t>(n_local / 4, 1); }
+
 }  // namespace
 
 void SlidingWindow::begin(Backbone& backbone, const std::vector<int64_t>& sink_ids) {
@@ -34,9 +45,11 @@ void SlidingWindow::begin(Backbone& backbone, const std::vector<int64_t>& sink_i
   layers_.resize(static_cast<size_t>(layers));
   const auto options = at::TensorOptions().dtype(backbone.dtype()).device(device);
   const int64_t capacity = window_capacity(n_local_, n);
+  has_base_ = false;
   for (auto& w : layers_) {
     w.kv = KvCache(capacity, text.num_kv_heads, text.head_dim, options);
-    w.positions = KvCache(capacity, 1, 3, options.dtype(at::kLong));
+    if (rules_.relative_positions) w.rotated = KvCache::keys_only(capacity, text.num_kv_heads, text.head_dim, options);
+    w.positions = KvCache::keys_only(capacity, 1, 3, options.dtype(at::kLong));
   }
   if (n == 0) return;
   // Under absolute positions the window holds keys rotated once, on entry; under window positions, un-rotated.
@@ -44,8 +57,8 @@ void SlidingWindow::begin(Backbone& backbone, const std::vector<int64_t>& sink_i
   for (int64_t l = 0; l < layers; ++l) {
     auto& w = layers_[static_cast<size_t>(l)];
     w.kv.append(rules_.relative_positions ? sinks_.keys[l] : apply_rotary(sinks_.keys[l], tables), sinks_.values[l]);
-    const auto rows = as_rows(sinks_.positions.to(device));
-    w.positions.append(rows, rows);
+    if (rules_.relative_positions) w.rotated.extend(n);  // rotated when the first block sets a base
+    w.positions.append(as_rows(sinks_.positions.to(device)), {});
     for (int64_t i = 0; i < n; ++i) w.index.push_back(i);
   }
 }
@@ -61,22 +74,28 @@ int64_t SlidingWindow::sinks_after(int64_t entered, int64_t first, int64_t n) co
 }
 
 // Per block: the stream index of its first token, the sinks in the sink segment once it has
-// entered (the same in every layer), its positions and, under window positions, the number every
-// position is shifted by: the window's oldest key, at stream index max(0, first − n_local), goes to
-// 0 (1-D positions that follow the stream; mRoPE rows shift alike), and the queries' tables.
+// entered (the same in every layer), its positions and, under window positions, the base its keys
+// and queries are rotated relative to: the reference shifts every position so that the window's
+// oldest key, at stream index max(0, first − n_local), goes to 0 (1-D positions that follow the
+// stream; mRoPE rows shift alike); the base is the last base while within base_lag of that shift.
 std::vector<SlidingWindow::BlockPlan> SlidingWindow::plan_blocks(const std::vector<WindowInput>& blocks,
                                                                  at::Device device) const {
   std::vector<BlockPlan> plans(blocks.size());
-  int64_t next = next_index_, in = sinks_entered_;
+  int64_t next = next_index_, in = sinks_entered_, base = base_;
+  bool has_base = has_base_;
   for (size_t b = 0; b < blocks.size(); ++b) {
     BlockPlan& p = plans[b];
     const int64_t n = blocks[b].tokens.size(0);
     p.first = next;
     p.entered = in = sinks_after(in, next, n);
     p.positions = blocks[b].positions.to(device);
-    if (rules_.relative_positions)
-      p.shift = blocks[b].positions[0][0].item<int64_t>() - (next - std::max<int64_t>(0, next - n_local_));
-    p.query_tables = rope_.tables(p.positions - p.shift);
+    if (rules_.relative_positions) {
+      const int64_t shift = first_position(blocks[b].positions) - (next - std::max<int64_t>(0, next - n_local_));
+      if (!has_base || std::abs(shift - base) > base_lag(n_local_)) base = shift;
+      has_base = true;
+      p.base = base;
+    }
+    p.query_tables = rope_.tables(p.positions - p.base);
     next += n;
   }
   return plans;
@@ -86,16 +105,29 @@ void SlidingWindow::drop_sinks_from_window(Layer& w) const {
   const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), sinks_.size()) - w.index.begin();
   w.kv.drop_front(drop);
   w.positions.drop_front(drop);
+  if (w.rotated.defined()) w.rotated.drop_front(drop);
   w.index.erase(w.index.begin(), w.index.begin() + drop);
+}
+
+void SlidingWindow::rotate_window(Layer& w, int64_t base) const {
+  if (w.rotated_valid && w.base == base) return;
+  const auto keys = w.rotated.keys();
+  keys.copy_(w.kv.keys());
+  apply_rotary_(keys, rope_.tables(w.positions.keys().squeeze(1).t() - base));
+  w.base = base;
+  w.rotated_valid = true;
 }
 
 void SlidingWindow::enter_window(Layer& w, const LayerQkv& qkv, const BlockPlan& plan) const {
   auto [k, v] = w.kv.extend(qkv.k.size(0));
   k.copy_(qkv.k);
-  if (!rules_.relative_positions) apply_rotary_(k, plan.query_tables);
   v.copy_(qkv.v);
-  const auto rows = as_rows(plan.positions);
-  w.positions.append(rows, rows);
+  // Rotated once, at the block's query positions: its stream positions, or under window positions
+  // position − base, as the rest of the window (rotate_window ran first).
+  auto rotated = rules_.relative_positions ? w.rotated.extend(qkv.k.size(0)).first : k;
+  if (rules_.relative_positions) rotated.copy_(qkv.k);
+  apply_rotary_(rotated, plan.query_tables);
+  w.positions.append(as_rows(plan.positions), {});
 }
 
 // Query i (stream index first + i) sees key j iff 0 <= first + i - index_j < n_local. Window keys
@@ -105,10 +137,8 @@ std::vector<AttentionSegment> SlidingWindow::window_segments(const Layer& w, int
                                                              const at::Tensor& raw_queries, int64_t past, int64_t n,
                                                              const BlockPlan& plan,
                                                              const RotaryTables& sink_query) const {
-  at::Tensor keys = w.kv.keys();
+  const at::Tensor keys = rules_.relative_positions ? w.rotated.keys() : w.kv.keys();
   const at::Tensor values = w.kv.values();
-  if (rules_.relative_positions)  // the whole window re-rotated at this block's relative positions
-    keys = apply_rotary(keys, rope_.tables(w.positions.keys().squeeze(1).t() - plan.shift));
   const int64_t first = plan.first;
   const int64_t edge = std::lower_bound(w.index.begin(), w.index.end(), first + n - n_local_) - w.index.begin();
   std::vector<AttentionSegment> segments;
@@ -147,7 +177,12 @@ void SlidingWindow::keep_block_tokens(Layer& w, int64_t past, int64_t n, int64_t
   w.kv.truncate(past);
   w.kv.append(k, v);
   w.positions.truncate(past);
-  w.positions.append(p, p);
+  w.positions.append(p, {});
+  if (w.rotated.defined()) {
+    const auto r = w.rotated.keys().narrow(0, past, n).index_select(0, rows);
+    w.rotated.truncate(past);
+    w.rotated.append(r, {});
+  }
   const int64_t* kept_index = kept.data_ptr<int64_t>();
   for (int64_t i = 0; i < kept.numel(); ++i) w.index.push_back(first + kept_index[i]);
 }
@@ -156,6 +191,7 @@ void SlidingWindow::slide(Layer& w, int64_t next) const {
   const int64_t drop = std::lower_bound(w.index.begin(), w.index.end(), next - n_local_) - w.index.begin();
   w.kv.drop_front(drop);
   w.positions.drop_front(drop);
+  if (w.rotated.defined()) w.rotated.drop_front(drop);
   w.index.erase(w.index.begin(), w.index.begin() + drop);
 }
 
@@ -167,6 +203,7 @@ at::Tensor SlidingWindow::prefill_block_layer(Backbone& backbone, int64_t l, siz
   qkv = backbone.layer_qkv(l, h);
   const auto q = apply_rotary(qkv.q, plan.query_tables);
   const int64_t past = w.kv.size();
+  if (rules_.relative_positions) rotate_window(w, plan.base);
   enter_window(w, qkv, plan);  // the block enters the window, then attends to it
   const auto out = backbone.layer_out(l, h, attend_joint(window_segments(w, l, q, qkv.q, past, n, plan, sink_query)));
   keep_block_tokens(w, past, n, plan.first, hooks.window_tokens ? hooks.window_tokens(l, b, qkv) : at::Tensor());
@@ -208,7 +245,11 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
     if (hooks.after_layer) hooks.after_layer(l, seen);
   }
   sinks_entered_ = in;
-  if (count) next_index_ = plans.back().first + blocks.back().tokens.size(0);
+  if (count) {
+    next_index_ = plans.back().first + blocks.back().tokens.size(0);
+    base_ = plans.back().base;
+    has_base_ = rules_.relative_positions;
+  }
   return out;
 }
 

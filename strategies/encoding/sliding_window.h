@@ -10,10 +10,16 @@
 // Two rules, the reference's by default (WindowRules):
 //   positions  window:   RoPE positions relative to the block's window, as the reference rotates
 //                        them: the window's keys from stream index max(0, s − n_local) on at 0, 1, …
-//                        for a block starting at s (every key re-rotated per block, float32 tables;
-//                        angles stay below n_local + the block's length however long the stream).
-//                        Every position shifts by one number per block, so relative distances, and
-//                        Qwen2.5-VL's mRoPE rows, are those of the stream.
+//                        for a block starting at s (float32 tables; angles stay below n_local + the
+//                        block's length however long the stream). Every position shifts by one number
+//                        per block (its `shift`), so relative distances, and Qwen2.5-VL's mRoPE rows,
+//                        are those of the stream. The reference re-rotates the whole window per block;
+//                        q·k depends only on the difference of the two angles, so svqa rotates keys and
+//                        queries at position − `base` instead, `base` a recent block's shift, moved to
+//                        the current one when the two are more than n_local / 4 apart: keys are rotated
+//                        once on entry (from the un-rotated keys the window also keeps), the whole
+//                        window again only when the base moves, and angles stay below 1.25 n_local +
+//                        the block's length. The same attention in exact arithmetic (float rounding apart).
 //              absolute: keys rotated once, on entry, at their stream positions (≈ 350k after an hour).
 //   sink_entry migrate:     the sinks enter the sink segment min(n_init, tokens past n_local) at a
 //                           time (the reference's `get_global_hidden_and_mask`: over several blocks when
@@ -120,17 +126,20 @@ class SlidingWindow {
   // and each token's index in the stream (sinks from 0), ascending.
   struct Layer {
     KvCache kv;
+    KvCache rotated;    // window positions: the keys rotated at position − base, in step with kv
     KvCache positions;  // each token's RoPE position [n, 1, 3], in step with kv
     std::deque<int64_t> index;
+    int64_t base = 0;
+    bool rotated_valid = false;  // `rotated` holds every key at position − base
   };
 
   // What prefill() fixes for each block before any layer runs (the same in every layer).
   struct BlockPlan {
     int64_t first = 0;    // stream index of its first token
     int64_t entered = 0;  // sinks in the sink segment once it has entered
-    int64_t shift = 0;    // under window positions, what every position is shifted by
+    int64_t base = 0;     // under window positions, what keys and queries are rotated relative to
     at::Tensor positions;          // [3, n] on the device
-    RotaryTables query_tables;     // its queries' rotation
+    RotaryTables query_tables;     // its queries' rotation (and its keys', once they enter)
   };
 
   // Sinks in the sink segment once a block of `n` tokens starting at `first` has entered, `entered` before.
@@ -144,6 +153,8 @@ class SlidingWindow {
   void drop_sinks_from_window(Layer& w) const;
   // The block's keys, values and positions enter the window (keys rotated once under absolute positions).
   void enter_window(Layer& w, const LayerQkv& qkv, const BlockPlan& plan) const;
+  // Window positions: every key of the window rotated at position − base, into `rotated`.
+  void rotate_window(Layer& w, int64_t base) const;
   // The attention segments of a block of `n` tokens whose K/V entered the window at row `past`:
   // the window keys every query sees, the edge (and the block's own triangle) under a mask, the sinks.
   std::vector<AttentionSegment> window_segments(const Layer& w, int64_t l, const at::Tensor& queries,
@@ -161,6 +172,8 @@ class SlidingWindow {
   std::vector<Layer> layers_;
   int64_t next_index_ = 0;
   int64_t sinks_entered_ = 0;
+  int64_t base_ = 0;  // the last block's base (window positions)
+  bool has_base_ = false;
 };
 
 }  // namespace svqa

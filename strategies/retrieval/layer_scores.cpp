@@ -36,9 +36,11 @@ std::vector<int64_t> top_groups(const at::Tensor& scores, int64_t count, int64_t
   auto sums = padded.view({groups, chunk}).sum(1);
   auto sizes = at::full({groups}, static_cast<double>(chunk), scores.options());
   sizes[groups - 1] = static_cast<double>(n - (groups - 1) * chunk);
-  const auto top = std::get<1>(at::topk(sums / sizes, std::min(count / chunk, groups))).to(at::kCPU);
+  // The chosen groups read back at once (one copy; item() per group was a wait per group on a GPU).
+  const auto top = std::get<1>(at::topk(sums / sizes, std::min(count / chunk, groups))).to(at::kCPU, at::kLong).contiguous();
+  const int64_t* chosen = top.data_ptr<int64_t>();
   for (int64_t i = 0; i < top.size(0); ++i) {
-    const int64_t group = top[i].item<int64_t>();
+    const int64_t group = chosen[i];
     for (int64_t r = group * chunk; r < std::min(n, (group + 1) * chunk); ++r) rows.push_back(r);
   }
   std::sort(rows.begin(), rows.end());

@@ -120,3 +120,31 @@ def test_svqa_bench_json_into_a_directory_fails_before_the_run(svqa_bin, tmp_pat
                        timeout=60)
     assert r.returncode == 1
     assert r.stderr == f"svqa_bench: --json {tmp_path}: is a directory, expected the file to write\n"
+
+
+def test_host_work_per_phase(quick):
+    """Operator calls per encoded frame and per question by phase (item 1 of issue 37), and no call that
+    would wait for a GPU in a frame's LLM and bank work or in a question's retrieval and gather."""
+    table, report = quick
+    work = report["summary"]["host_work"]
+    assert set(work["per_frame"]) == {"window_filling", "window_full"}
+    for regime in work["per_frame"].values():
+        assert all(positive(regime["ops"][p]) for p in ("vision", "llm", "bank")), regime
+        assert regime["syncs"]["llm"] == 0 and regime["syncs"]["bank"] == 0, regime
+    assert [q["after_frames"] for q in work["per_question"]] == [4, 8, 12]
+    for q in work["per_question"]:
+        assert all(positive(q["ops"][p]) for p in ("retrieval", "gather", "prefill")), q
+        assert q["syncs"]["retrieval"] == 0 and q["syncs"]["gather"] == 0, q
+        assert q["ops"]["other"] == 0, q  # every call of a question falls in a phase
+    assert "operator calls/host syncs" in table and "question after 12 frames" in table
+
+
+def test_against_compares_each_phase(quick):
+    """--against's comparison, here of the run with itself: every phase's ratio is 1."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "speed"))
+    import bench
+
+    measured = quick[1]["measured"]
+    c = bench.compare_against("HEAD", measured, measured)
+    assert "encode s/frame, window full" in c["ours_over_theirs"] and "ttft s after 12 frames" in c["ours_over_theirs"]
+    assert all(r == 1.0 for r in c["ours_over_theirs"].values())
