@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     if (!found) throw std::runtime_error("the snapshot just written was not found");
     const int64_t rss_index = svqa::process_memory().rss_bytes;
     svqa::MemoryBank bank({s.layers, at::kCPU, -1, ""});
-    const svqa::SnapshotDataReader data(found->data_path);
+    const svqa::SnapshotDataReader data(found->data);
     int64_t positions_bytes = 0;
     for (auto& e : found->events) {
       svqa::add_logged_blocks(e.at("blocks"), data, bank);
