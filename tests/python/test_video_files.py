@@ -77,7 +77,7 @@ def pyav_frames(path):
                 out.append((float((frame.pts - start) * stream.time_base), frame.to_ndarray(format="rgb24")))
         except av.error.InvalidDataError:  # a file cut short: what was decoded
             pass
-        return out, float(stream.average_rate)
+        return out, float(stream.average_rate or stream.guessed_rate or 0)
 
 
 def presented_indices(pts, fps):
@@ -104,8 +104,8 @@ def svqa_frames(svqa_bin, root, path, out, *args):
     return json.loads(r.stdout), np.load(out)
 
 
-# Pixels: exact where the chroma is full; subsampled chroma is upsampled by swscale's bicubic filter
-# as ffmpeg's scale filter does, which PyAV's (bilinear) conversion rounds differently at edges.
+# Pixels: exact where the chroma is full; with subsampled chroma the swscale of Debian 12's FFmpeg 5.1
+# (svqa's) and that of PyAV's wheel round the chroma upsampling differently, by a level or two.
 EXACT = {"h264_444.mp4", "offset_h264.mkv"}
 
 
@@ -125,7 +125,7 @@ def test_presented_rule_matches_pyav(svqa_bin, root, videos, tmp_path, name, fps
     if name in EXACT:
         assert diff.max() == 0
     else:
-        assert np.mean(diff) < 2.0 and np.mean(diff > 8) < 0.01, (diff.max(), np.mean(diff))
+        assert diff.max() <= 3 and np.mean(diff) < 1.0, (diff.max(), np.mean(diff))
 
 
 def test_files_are_what_they_claim(videos):
@@ -153,7 +153,7 @@ def test_stride_rule_stamps_by_index_and_reports_pts(svqa_bin, root, videos, tmp
     assert report["frames"] == len(kept) == len(rgb)
     assert report["timestamps"] == pytest.approx([i / avg_fps for i in kept], abs=1e-9)
     assert report["presented"] == pytest.approx([frames[i][0] for i in kept], abs=1e-3)
-    assert max(p - t for p, t in zip(report["presented"], report["timestamps"])) > 0.5  # the rule runs ahead
+    assert max(abs(p - t) for p, t in zip(report["presented"], report["timestamps"])) > 0.2  # stamps are not times
 
 
 @pytest.mark.parametrize("name", list(ROTATED))
@@ -165,3 +165,59 @@ def test_rotation_equals_ffmpeg_autorotate(svqa_bin, root, videos, tmp_path, nam
     assert (report["height"], report["width"]) == (height, width)
     assert rgb.shape == expected.shape
     assert np.abs(rgb.astype(int) - expected).max() == 0  # yuv444p: every pixel exact
+
+
+def stream_run(svqa_bin, root, tiny_export, tmp_path, video, times, frame_times):
+    """`svqa run` of the tiny LLaVA-OV export over `video`, questions at `times`: (records by time, log)."""
+    questions = [{"id": f"q{i}", "time": t, "question": "What is shown?", "options": ["a", "b"], "answer": "a"}
+                 for i, t in enumerate(times)]
+    (tmp_path / "streams.json").write_text(json.dumps({"streams": [{"id": "v", "video": str(video),
+                                                                    "questions": questions}]}))
+    (tmp_path / "exp.yaml").write_text(f"""
+name: real_file
+backbone: {{type: torchscript, options: {{export: {tiny_export('llava_onevision')}}}}}
+encoding: {{type: rekv_sliding_window, options: {{n_local: 200}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 2}}}}
+benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
+stream: {{fps: 2, chunk_frames: 4, max_new_tokens: 2, frame_times: {frame_times}}}
+output: {{dir: {tmp_path / 'results'}}}
+""")
+    r = subprocess.run([str(svqa_bin), "run", str(tmp_path / "exp.yaml")], cwd=root, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "results" / "real_file" / "predictions.jsonl").read_text().splitlines()
+    return {rec["time"]: rec for rec in map(json.loads, lines)}, r.stdout
+
+
+TIMES = [0.6, 1.2, 1.5, 2.0, 2.9]
+
+
+def test_run_under_the_presented_rule_never_sees_a_later_frame(svqa_bin, root, tiny_export, videos, tmp_path):
+    frames, _ = pyav_frames(videos / "dropped_hevc.mkv")
+    pts = [p for p, _ in frames]
+    kept = [pts[i] for i in presented_indices(pts, 2)]
+    records, log = stream_run(svqa_bin, root, tiny_export, tmp_path, videos / "dropped_hevc.mkv", TIMES, "presented")
+    for t in TIMES:
+        rec = records[t]
+        assert rec["frames_encoded"] == sum(p < t for p in kept), t  # every frame shown before t, no other
+        assert rec["future_s"] == 0
+        assert all(end < t for _, end in rec["block_spans"].values()), t
+    assert "warning" not in log
+
+
+def test_run_under_the_stride_rule_states_future_s_from_the_pts(svqa_bin, root, tiny_export, videos, tmp_path):
+    """ReKV's rule over 1.2 s of dropped frames: frame 24 is stamped 0.96 s and shown at 2.2 s; a
+    question at 1.5 s uses it. future_s is what the file's PTS give, and the run warns once."""
+    frames, avg_fps = pyav_frames(videos / "dropped_hevc.mkv")
+    step = int(round(avg_fps) / 2)
+    kept_pts = [frames[i][0] for i in range(0, len(frames), step)]
+    records, log = stream_run(svqa_bin, root, tiny_export, tmp_path, videos / "dropped_hevc.mkv", TIMES, "stride")
+    futures = []
+    for t in TIMES:
+        used = kept_pts[: min(int(t * 2), len(kept_pts))]  # [0, int(t * fps)) by index
+        assert records[t]["frames_encoded"] == len(used)
+        expected = max(0.0, max(used) - t) if used else 0.0
+        assert records[t]["future_s"] == pytest.approx(expected, abs=1e-3), t
+        futures.append(expected)
+    assert max(futures) > 0.5  # more than a frame interval: the file does leak under this rule
+    assert log.count("warning: v/") == 1 and "future_s" in log
