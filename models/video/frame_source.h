@@ -21,7 +21,7 @@ struct Frames {
   int64_t first = 0;               // stream index of rgb[0] (a piece of a longer stream starts past 0)
   // When each frame is presented (a video's PTS, s from the stream's start); empty: the timestamps
   // (sources without PTS, and videos under the presented rule, whose timestamps are their PTS).
-  std::vector<double> presented;
+  std::vector<double> presented{};
 
   // Frame i's presentation time.
   double presented_at(size_t i) const { return presented.empty() ? timestamps[i] : presented[i]; }
