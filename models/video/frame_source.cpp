@@ -123,7 +123,7 @@ class VideoDecoder final : public FrameDecoder {
     while (!selector_->finished() && file_.next(frame)) {
       index_ = frame.index;
       if (!selector_->keep(frame.index, frame.presented, out.stamp)) continue;
-      out.rgb = std::move(frame.rgb);
+      out.rgb = file_.rgb();
       out.presented = frame.presented;
       ++given_;
       return true;

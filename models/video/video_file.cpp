@@ -205,13 +205,15 @@ VideoFile::~VideoFile() = default;
 
 bool VideoFile::next(DecodedFrame& out) {
   State& s = *state_;
+  av_frame_unref(s.frame);
+  out.rgb = at::Tensor();
   if (!s.receive()) return false;
   const int64_t ts = s.stamp();
   out.presented = static_cast<double>(ts - s.start) * s.time_base.num / s.time_base.den;
   out.index = s.decoded++;
-  out.rgb = s.to_rgb();
-  av_frame_unref(s.frame);
   return true;
 }
+
+at::Tensor VideoFile::rgb() { return state_->to_rgb(); }
 
 }  // namespace svqa

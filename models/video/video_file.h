@@ -21,7 +21,7 @@ struct VideoInfo {
 
 // One decoded frame.
 struct DecodedFrame {
-  at::Tensor rgb;          // uint8 [H, W, 3], already rotated
+  at::Tensor rgb;          // uint8 [H, W, 3], already rotated (VideoFile::rgb())
   double presented = 0;    // PTS in seconds from the stream's start time
   int64_t index = 0;       // decoded frames before it
 };
@@ -35,9 +35,12 @@ class VideoFile {
   VideoFile& operator=(const VideoFile&) = delete;
 
   const VideoInfo& info() const { return info_; }
-  // The next frame, false at the end. A damaged packet is skipped and a file cut short ends where
-  // it is cut: the frames decoded are returned, with their own times.
+  // Decodes the next frame: its time and index (rgb left undefined: only kept frames pay for the
+  // conversion); false at the end. A damaged packet is skipped and a file cut short ends where it
+  // is cut: the frames decoded are returned, with their own times.
   bool next(DecodedFrame& frame);
+  // The frame next() decoded last, as uint8 RGB [H, W, 3], turned.
+  at::Tensor rgb();
 
  private:
   struct State;
