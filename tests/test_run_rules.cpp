@@ -29,6 +29,20 @@ TEST_CASE("exclusive: frames [0, int(t*fps)) as ReKV's float32 tensor gives them
   CHECK_THROWS_WITH(frame_rule_from_name("both"), Catch::Contains("exclusive or inclusive"));
 }
 
+TEST_CASE("exclusive under frame_times presented: every frame presented before t, by its time", "[run]") {
+  const FrameRule rule = frame_rule_from_name("exclusive", FrameTimes::Presented);
+  CHECK(rule == FrameRule::Before);
+  // At 0.5 fps a question at 9 s sees the frame presented at 8 s (ReKV's int(9 * 0.5) = 4 frames do not).
+  CHECK(frame_before_question(rule, 0.5, 4, 8.0, 9.0));
+  CHECK_FALSE(frame_before_question(FrameRule::Exclusive, 0.5, 4, 8.0, 9.0));
+  // Index 2 filled by a frame presented at 13 s (frames dropped before it): not before a question at 9 s.
+  CHECK_FALSE(frame_before_question(rule, 0.5, 2, 13.0, 9.0));
+  CHECK(frame_before_question(FrameRule::Exclusive, 0.5, 2, 13.0, 9.0));
+  CHECK_FALSE(frame_before_question(rule, 1.0, 10, 10.0, 10.0));
+  CHECK(frame_rule_from_name("exclusive", FrameTimes::Stride) == FrameRule::Exclusive);
+  CHECK(frame_rule_from_name("inclusive", FrameTimes::Presented) == FrameRule::Inclusive);
+}
+
 TEST_CASE("answer length: ReKV's by question kind unless max_new_tokens is given", "[run]") {
   Question mc, stream_open, offline_open;
   mc.options = {"a", "b"};

@@ -26,6 +26,48 @@ ImageSpec read_image_spec(const std::string& path) {
   return image_spec_from_json(j.at("image"), path);
 }
 
+// What `frames` says of the frames read; the frames themselves are not in it.
+nlohmann::json frames_report(int64_t count, int64_t height, int64_t width, double fps, const std::vector<double>& timestamps,
+                             const std::vector<double>& presented) {
+  nlohmann::json report = {{"frames", count}, {"height", height}, {"width", width}, {"fps", fps}, {"timestamps", timestamps}};
+  if (!presented.empty()) report["presented"] = presented;  // the stride rule's stamps are not the PTS
+  return report;
+}
+
+// The source read a piece at a time (decoded on its own thread), each piece written to `out` as
+// it comes: memory holds a few frames however long the video.
+nlohmann::json streamed(const std::string& source, double fps, const VideoSampling& sampling, const std::string& out) {
+  constexpr int64_t kPiece = 16;
+  auto reader = open_frame_reader(source, fps, sampling);
+  std::unique_ptr<NpyWriter> writer;
+  if (!out.empty()) writer = std::make_unique<NpyWriter>(out);
+  std::vector<double> timestamps, presented;
+  int64_t height = 0, width = 0;
+  for (;;) {
+    const Frames piece = reader->read(kPiece);
+    if (!piece.rgb.defined()) break;
+    height = piece.rgb.size(1), width = piece.rgb.size(2);
+    timestamps.insert(timestamps.end(), piece.timestamps.begin(), piece.timestamps.end());
+    presented.insert(presented.end(), piece.presented.begin(), piece.presented.end());
+    if (writer) writer->append(piece.rgb);
+  }
+  if (writer) writer->finish();
+  return frames_report(static_cast<int64_t>(timestamps.size()), height, width, reader->fps(), timestamps, presented);
+}
+
+// All frames, preprocessed as one clip (Qwen3-VL sizes frames by the clip's length): held whole.
+nlohmann::json preprocessed(const std::string& source, double fps, const VideoSampling& sampling, const ImageSpec& spec,
+                            const std::string& out) {
+  const Frames frames = read_frames(source, fps, sampling);
+  nlohmann::json report = frames_report(frames.rgb.size(0), frames.rgb.size(1), frames.rgb.size(2), frames.fps,
+                                        frames.timestamps, frames.presented);
+  const VisualInput input = preprocess_frames(frames.rgb, spec);
+  report["pixels_shape"] = input.pixels.sizes().vec();
+  if (spec.resize == ImageSpec::Resize::QwenSmart || spec.resize == ImageSpec::Resize::Qwen3Smart) report["grid_thw"] = input.grid_thw;
+  if (!out.empty()) write_npy(out, input.pixels);
+  return report;
+}
+
 }  // namespace
 
 int cmd_frames(int argc, const char* const* argv) {
@@ -35,7 +77,10 @@ int cmd_frames(int argc, const char* const* argv) {
                         cxxopts::value<std::string>())(
       "fps", "sampling rate (video files) or rate the frames were taken at (.npy, images)",
       cxxopts::value<double>()->default_value("1"))(
-      "frame-step", "a video's stride: reference (int(round(avg_fps) / fps), ReKV's) or nearest (round(avg_fps / fps))",
+      "frame-times", "a video's frames and times: presented (the first frame shown at or after each k/fps, at its "
+                     "PTS) or stride (every frame-step-th frame, at index / avg_fps: ReKV's)",
+      cxxopts::value<std::string>()->default_value("presented"))(
+      "frame-step", "the stride rule's step: reference (int(round(avg_fps) / fps), ReKV's) or nearest (round(avg_fps / fps))",
       cxxopts::value<std::string>()->default_value("reference"))(
       "preprocess", "JSON file (an export manifest) whose \"image\" object is the image spec",
       cxxopts::value<std::string>())(
@@ -54,24 +99,18 @@ int cmd_frames(int argc, const char* const* argv) {
   if (!(fps > 0)) throw UsageError("--fps must be positive");
   const std::string step_name = args["frame-step"].as<std::string>();
   if (step_name != "reference" && step_name != "nearest") throw UsageError("--frame-step must be reference or nearest");
+  const std::string times_name = args["frame-times"].as<std::string>();
+  if (times_name != "presented" && times_name != "stride") throw UsageError("--frame-times must be presented or stride");
+  const VideoSampling sampling{frame_times_from_name(times_name), frame_step_from_name(step_name)};
+  const std::string source = args["source"].as<std::string>();
+  const std::string out = args.count("out") ? args["out"].as<std::string>() : "";
 
   // Read the spec first: a bad spec file fails before a long decode.
-  std::optional<ImageSpec> spec;
-  if (args.count("preprocess")) spec = read_image_spec(args["preprocess"].as<std::string>());
-  const Frames frames = read_frames(args["source"].as<std::string>(), fps, frame_step_from_name(step_name));
-  nlohmann::json report = {{"frames", frames.rgb.size(0)},
-                           {"height", frames.rgb.size(1)},
-                           {"width", frames.rgb.size(2)},
-                           {"fps", frames.fps},
-                           {"timestamps", frames.timestamps}};
-  at::Tensor written = frames.rgb;
-  if (spec) {
-    const VisualInput input = preprocess_frames(frames.rgb, *spec);
-    report["pixels_shape"] = input.pixels.sizes().vec();
-    if (spec->resize == ImageSpec::Resize::QwenSmart || spec->resize == ImageSpec::Resize::Qwen3Smart) report["grid_thw"] = input.grid_thw;
-    written = input.pixels;
-  }
-  if (args.count("out")) write_npy(args["out"].as<std::string>(), written);
+  nlohmann::json report;
+  if (args.count("preprocess"))
+    report = preprocessed(source, fps, sampling, read_image_spec(args["preprocess"].as<std::string>()), out);
+  else
+    report = streamed(source, fps, sampling, out);
   std::cout << report.dump() << "\n";
   return 0;
 }

@@ -36,6 +36,7 @@ struct StreamOptions {
   double fps = 0.5;
   std::string frames_before_question = "exclusive";
   std::string frame_step = "reference";
+  std::string frame_times = "presented";
   int64_t chunk_frames = 64;
   std::string sink_prompt = "<default>";
   std::string answer_prompt = "<default>";
@@ -62,6 +63,11 @@ struct StreamOptions {
             "a video's frame stride: reference: int(round(avg_fps) / fps) (ReKV video_qa/base.py); nearest: "
             "round(avg_fps / fps) (differs at e.g. 12.5 fps)")
         .one_of({"reference", "nearest"});
+    s.field("frame_times", &StreamOptions::frame_times,
+            "which frames of a video file are kept and the time each goes by: presented: the first frame shown at "
+            "or after each k/fps, at its presentation time (PTS); stride: every frame_step-th frame, at index / "
+            "avg_fps (ReKV's rule; early on variable-rate files: records state future_s)")
+        .one_of({"presented", "stride"});
     s.field("chunk_frames", &StreamOptions::chunk_frames,
             "frames run through the vision tower and handed to the encoder at a time (ReKV: 64)")
         .min(1)

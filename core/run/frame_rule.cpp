@@ -6,8 +6,8 @@
 
 namespace svqa {
 
-FrameRule frame_rule_from_name(const std::string& name) {
-  if (name == "exclusive") return FrameRule::Exclusive;
+FrameRule frame_rule_from_name(const std::string& name, FrameTimes times) {
+  if (name == "exclusive") return times == FrameTimes::Stride ? FrameRule::Exclusive : FrameRule::Before;
   if (name == "inclusive") return FrameRule::Inclusive;
   throw std::invalid_argument("stream.frames_before_question: expected exclusive or inclusive, got '" + name + "'");
 }
@@ -21,7 +21,7 @@ int64_t frames_before(double time, double fps) {
 
 bool frame_before_question(FrameRule rule, double fps, int64_t index, double timestamp, double time) {
   if (rule == FrameRule::Exclusive) return index < frames_before(time, fps);
-  return timestamp <= time;
+  return rule == FrameRule::Before ? timestamp < time : timestamp <= time;
 }
 
 }  // namespace svqa

@@ -5,9 +5,9 @@
 
 namespace svqa {
 
-std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, FrameStep step) {
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, const VideoSampling& sampling) {
   if (stream.source_fps > 0) return held_frame_reader(resample_frames(read_frames(stream.video, stream.source_fps), fps));
-  return open_frame_reader(stream.video, fps, step);
+  return open_frame_reader(stream.video, fps, sampling);
 }
 
 Frames resample_frames(const Frames& all, double fps) {
@@ -17,8 +17,13 @@ Frames resample_frames(const Frames& all, double fps) {
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < k; ++i)
     keep.push_back(k == 1 ? 0 : static_cast<int64_t>(static_cast<double>(i) * static_cast<double>(n - 1) / static_cast<double>(k - 1)));
-  Frames out{all.rgb.index_select(0, at::tensor(keep, at::kLong)), {}, fps};
-  for (const int64_t i : keep) out.timestamps.push_back(all.timestamps[static_cast<size_t>(i)]);
+  Frames out;
+  out.rgb = all.rgb.index_select(0, at::tensor(keep, at::kLong));
+  out.fps = fps;
+  for (const int64_t i : keep) {
+    out.timestamps.push_back(all.timestamps[static_cast<size_t>(i)]);
+    if (!all.presented.empty()) out.presented.push_back(all.presented[static_cast<size_t>(i)]);
+  }
   return out;
 }
 

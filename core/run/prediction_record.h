@@ -90,6 +90,9 @@ struct PredictionRecord : Prediction {
   std::vector<int64_t> output_ids;  // "prediction_ids"
   std::vector<int64_t> context_tokens;  // per layer: sinks + retrieved tokens
   int64_t frames_encoded = 0;
+  // How far past the question's time the frames encoded by then were presented (PTS): 0 under
+  // stream.frame_times presented; under stride, what ReKV's index stamps let through.
+  double future_s = 0;
   std::optional<RecordTiming> timing;  // answered records have timing and memory
   std::optional<RecordMemory> memory;
   std::vector<std::pair<double, double>> retrieval_scores;  // (block start s, score) for every block, if scored
@@ -120,6 +123,7 @@ struct PredictionRecord : Prediction {
     v("block_spans", r.block_spans, Written::answer);
     v("context_tokens", r.context_tokens, Written::answer);
     v("frames_encoded", r.frames_encoded, Written::answer);
+    v("future_s", r.future_s, Written::answer);
     v("timing", r.timing, Written::if_set);
     v("memory", r.memory, Written::if_set);
     v("retrieval_scores", r.retrieval_scores, Written::if_set);

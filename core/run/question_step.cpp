@@ -158,6 +158,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     }
   r.context_tokens = a.context_tokens;
   r.frames_encoded = stream.encoded();
+  if (!q.offline) r.future_s = stream.future_s(q.time);
   r.timing = RecordTiming{encoding.seconds + (built_at_question ? 0 : told_s), encoding.frames, a.retrieve_seconds,
                           a.prefill_seconds, a.decode_seconds,
                           a.retrieve_seconds + a.prefill_seconds + window_s + (built_at_question ? told_s : 0)};

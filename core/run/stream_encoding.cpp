@@ -39,6 +39,7 @@ StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& 
     if (count == 0) break;
     const Frames chunk = frames_->read(count);
     video_end_ = chunk.timestamps.back() + 1.0 / chunk.fps;
+    for (size_t i = 0; i < chunk.timestamps.size(); ++i) last_presented_ = std::max(last_presented_, chunk.presented_at(i));
     VisualUnitMaker units(backbone_, chunk, frames_->expected_frames());
     const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position(), encoder_.needs_visual_tokens());
     encoder_.encode(backbone_, batch, bank_);

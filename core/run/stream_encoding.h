@@ -45,6 +45,9 @@ class StreamEncoding {
   // After the last frame: known once the source has been read to its end (encode_until past it).
   std::optional<double> video_end() const { return ended_ ? std::optional<double>(video_end_) : std::nullopt; }
   int64_t encoded() const { return encoded_; }
+  // How far past `time` the frames encoded so far were presented (their PTS), 0 when none was:
+  // always 0 under frame_times presented; the stride rule's stamps can run ahead of the picture.
+  double future_s(double time) const { return encoded_ > 0 ? std::max(0.0, last_presented_ - time) : 0.0; }
   int64_t total_frames() const { return std::max(frames_->expected_frames(), encoded_); }  // as the source says
   MemoryBank& bank() { return bank_; }
 
@@ -57,6 +60,7 @@ class StreamEncoding {
   int64_t frames_per_unit_ = 1, video_start_ = 0, chunk_ = 1, encoded_ = 0;
   bool ended_ = false;
   double video_end_ = 0;
+  double last_presented_ = 0;  // the latest presentation time among the frames encoded
   FrameRule rule_;
   double fps_;
 };

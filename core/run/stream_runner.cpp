@@ -158,7 +158,7 @@ class StreamRunner {
     if (std::all_of(questions.begin(), questions.end(), done)) return;
     std::unique_ptr<FrameReader> frames;
     try {
-      frames = stream_frames(stream, cfg_.header.stream.fps, frame_step_from_name(cfg_.header.stream.frame_step));
+      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling());
     } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
       for (const auto& q : questions)
         if (!done(q)) record(fault_record(stream.id, q, e.what()));
@@ -194,10 +194,10 @@ class StreamRunner {
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
       return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
                                               frames ? std::move(frames)
-                                                     : stream_frames(stream, cfg_.header.stream.fps,
-                                                                     frame_step_from_name(cfg_.header.stream.frame_step)),
+                                                     : stream_frames(stream, cfg_.header.stream.fps, video_sampling()),
                                               prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
-                                              frame_rule_from_name(cfg_.header.stream.frames_before_question),
+                                              frame_rule_from_name(cfg_.header.stream.frames_before_question,
+                                                                   video_sampling().times),
                                               cfg_.header.stream.fps);
     };
     auto encoding = fresh();
@@ -208,6 +208,7 @@ class StreamRunner {
       run_polled(stream, questions, step, *encoding, reencode);
       return;
     }
+    bool future_warned = false;
     for (Question q : questions) {
       if (reencode) {
         if (done(q)) continue;
@@ -231,7 +232,7 @@ class StreamRunner {
       if (encode_only_)
         replay_answered(step, *encoding, q);  // the encoder hears of the question, as when it is answered
       else if (!done(q))
-        record(answer_one(step, *encoding, stream.id, q, encoded));
+        record(warn_of_future(answer_one(step, *encoding, stream.id, q, encoded), future_warned));
       else if (!reencode)  // one memory for the stream: the question changed it when it was answered
         replay_answered(step, *encoding, q);
     }
@@ -271,6 +272,24 @@ class StreamRunner {
     if (live_progress_ && step.frames > 0) redraw_line(log_, "");
     totals_.encode_seconds += step.seconds;
     return step;
+  }
+
+  VideoSampling video_sampling() const {
+    return {frame_times_from_name(cfg_.header.stream.frame_times), frame_step_from_name(cfg_.header.stream.frame_step)};
+  }
+
+  // The first record of a stream whose frames were presented more than a frame interval after its
+  // question (stream.frame_times stride on a variable-rate or 29.97-fps file) is warned of, once.
+  const PredictionRecord& warn_of_future(const PredictionRecord& r, bool& warned) {
+    const double interval = 1.0 / cfg_.header.stream.fps;
+    if (!warned && r.future_s > interval) {
+      warned = true;
+      log_ << fmt::format("  warning: {}/{}: frames presented up to {:.2f} s after the question's time ({:.2f} s) "
+                          "were encoded (stream.frame_times stride stamps frame i at i / avg_fps; the records' "
+                          "future_s say how far; frame_times presented keeps the past only)\n",
+                          r.stream, r.question_id, r.future_s, r.time.value_or(0));
+    }
+    return r;
   }
 
   MemoryBankOptions bank_options(const Stream& stream) const {

@@ -3,7 +3,6 @@
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
-#include <opencv2/videoio.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -15,7 +14,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/video/decode_ahead.h"
 #include "models/video/npy.h"
+#include "models/video/video_file.h"
 
 namespace svqa {
 namespace {
@@ -41,21 +42,14 @@ class FrameBuffer {
   FrameBuffer(int64_t height, int64_t width, int64_t expected)
       : frames_(at::empty({initial_capacity(height, width, expected), height, width, 3}, at::kByte)) {}
 
-  // A BGR image converted straight into the next frame's memory.
-  void push_bgr(const cv::Mat& bgr) {
+  void push(const at::Tensor& rgb) {
     if (count_ == frames_.size(0)) {
       at::Tensor bigger = at::empty({count_ + count_ / 2 + 1, frames_.size(1), frames_.size(2), 3}, at::kByte);
       bigger.narrow(0, 0, count_).copy_(frames_.narrow(0, 0, count_));
       frames_ = bigger;
     }
-    cv::Mat rgb(static_cast<int>(frames_.size(1)), static_cast<int>(frames_.size(2)), CV_8UC3,
-                frames_[count_].data_ptr());
-    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    ++count_;
+    frames_[count_++].copy_(rgb);
   }
-  int64_t height() const { return frames_.size(1); }
-  int64_t width() const { return frames_.size(2); }
-  int64_t count() const { return count_; }
   // A view when little capacity is unused, else a compact copy.
   at::Tensor take() {
     const at::Tensor used = frames_.narrow(0, 0, count_);
@@ -73,84 +67,78 @@ class FrameBuffer {
   int64_t count_ = 0;
 };
 
-// OpenCV and FFmpeg log decoder complaints to stderr; svqa reports its own one-line errors. Their
-// own variables still turn the logs on: OPENCV_LOG_LEVEL, OPENCV_FFMPEG_LOGLEVEL (e.g. 24 = warnings).
+// OpenCV logs decoder complaints to stderr; svqa reports its own one-line errors. Its own
+// variable still turns the log on: OPENCV_LOG_LEVEL.
 void quiet_opencv() {
   static const bool once = [] {
     if (!std::getenv("OPENCV_LOG_LEVEL")) cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
-    // Read by OpenCV when it first opens a file with FFmpeg; -8 is AV_LOG_QUIET.
-    ::setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", /*overwrite=*/0);
     return true;
   }();
   (void)once;
 }
 
-// A source's sampled frames one at a time, as BGR images with their timestamps; every frame the
-// size of the first.
+// A source's sampled frames one at a time, RGB, with their times; every frame the size of the first.
 class FrameDecoder {
  public:
   virtual ~FrameDecoder() = default;
   // The next frame, false at the end. Throws naming the source and frame.
-  bool next(cv::Mat& bgr, double& time) {
-    if (!decode(bgr, time)) return false;
-    if (bgr.type() != CV_8UC3) throw error(bgr.size(), "is not 8-bit 3-channel (expected BGR from OpenCV)");
-    if (!first_size_.empty() && bgr.size() != first_size_) throw error(bgr.size(), "");
-    first_size_ = bgr.size();
+  bool next(QueuedFrame& frame) {
+    if (!decode(frame)) return false;
+    const auto h = frame.rgb.size(0), w = frame.rgb.size(1);
+    if (first_h_ && (h != first_h_ || w != first_w_)) throw size_error(size_text(w, h) + ", expected " + size_text(first_w_, first_h_));
+    first_h_ = h, first_w_ = w;
     return true;
   }
   double fps = 0;          // rate of the frames it gives
   int64_t expected = 1;    // how many it will give, as far as the source says
+  bool stamped_at_pts = true;  // whether each frame's stamp is its presentation time
 
  protected:
-  virtual bool decode(cv::Mat& bgr, double& time) = 0;
-  // The error for the current frame: `what` is wrong with it, or (empty) its size is not the first's.
-  virtual std::runtime_error error(cv::Size got, const std::string& what) const = 0;
-  cv::Size first_size_;
+  virtual bool decode(QueuedFrame& frame) = 0;
+  // The error for the current frame, whose size `what` ("WxH, expected WxH") is not the first's.
+  virtual std::runtime_error size_error(const std::string& what) const = 0;
+  int64_t first_h_ = 0, first_w_ = 0;
 };
 
-// Every step-th frame of a video from frame 0 (the reference code's rule), at index / avg_fps.
+// A video file's frames as its selector keeps them.
 class VideoDecoder final : public FrameDecoder {
  public:
-  VideoDecoder(const std::string& path, double target_fps, FrameStep step) : path_(path) {
-    quiet_opencv();
-    // FFmpeg only: other backends (GStreamer) print their own warnings and differ in frame rates.
-    capture_.open(path, cv::CAP_FFMPEG);
-    if (!capture_.isOpened()) throw source_error(path, "cannot open as a video (expected a file FFmpeg can decode)");
-    avg_fps_ = capture_.get(cv::CAP_PROP_FPS);
-    if (!std::isfinite(avg_fps_) || avg_fps_ <= 0)
-      throw source_error(path, "the video states no frame rate (expected a positive average fps)");
-    step_ = video_frame_step(avg_fps_, target_fps, step);
-    fps = avg_fps_ / static_cast<double>(step_);
-    expected = (static_cast<int64_t>(capture_.get(cv::CAP_PROP_FRAME_COUNT)) + step_ - 1) / step_;
+  VideoDecoder(const std::string& path, const SelectorMaker& make_selector) : path_(path), file_(path) {
+    selector_ = make_selector(file_.info());
+    fps = selector_->fps;
+    expected = selector_->expected;
+  }
+  VideoDecoder(const std::string& path, double target_fps, const VideoSampling& sampling)
+      : VideoDecoder(path, [&](const VideoInfo& info) {
+          if (sampling.times == FrameTimes::Stride && !(std::isfinite(info.avg_fps) && info.avg_fps > 0))
+            throw source_error(path, "the video states no frame rate (expected a positive average fps)");
+          return frame_selector(sampling, target_fps, info);
+        }) {
+    stamped_at_pts = sampling.times == FrameTimes::Presented;
   }
 
  private:
-  bool decode(cv::Mat& bgr, double& time) override {
-    for (;; ++index_) {
-      // grab() decodes; only kept frames pay for retrieve()'s conversion to BGR.
-      if (!capture_.grab()) return finish();
-      if (index_ % step_ != 0) continue;
-      if (!capture_.retrieve(bgr) || bgr.empty()) return finish();
-      time = static_cast<double>(index_++) / avg_fps_;
+  bool decode(QueuedFrame& out) override {
+    DecodedFrame frame;
+    while (!selector_->finished() && file_.next(frame)) {
+      index_ = frame.index;
+      if (!selector_->keep(frame.index, frame.presented, out.stamp)) continue;
+      out.rgb = file_.rgb();
+      out.presented = frame.presented;
       ++given_;
       return true;
     }
-  }
-  bool finish() const {
     if (!given_) throw source_error(path_, "no frame could be decoded (expected a video; is the file corrupt?)");
     return false;
   }
-  std::runtime_error error(cv::Size got, const std::string& what) const override {
-    const std::string frame = "frame " + std::to_string(index_ - 1);
-    if (!what.empty()) return source_error(path_, frame + " " + what);
-    return source_error(path_, frame + " is " + size_text(got.width, got.height) + ", expected " +
-                                   size_text(first_size_.width, first_size_.height) + " as frame 0");
+  std::runtime_error size_error(const std::string& what) const override {
+    return source_error(path_, "frame " + std::to_string(index_) + " is " + what + " as frame 0");
   }
 
   std::string path_;
-  cv::VideoCapture capture_;
-  double avg_fps_ = 0;
-  int64_t step_ = 1, index_ = 0, given_ = 0;
+  VideoFile file_;
+  std::unique_ptr<FrameSelector> selector_;
+  int64_t index_ = 0, given_ = 0;
 };
 
 bool is_image_file(const fs::path& p) {
@@ -175,42 +163,38 @@ class ImageDirectoryDecoder final : public FrameDecoder {
   }
 
  private:
-  bool decode(cv::Mat& bgr, double& time) override {
+  bool decode(QueuedFrame& out) override {
     if (next_ == files_.size()) return false;
     const auto& file = files_[next_];
-    bgr = cv::imread(file.string(), cv::IMREAD_COLOR);  // gray and alpha become 3-channel BGR
+    quiet_opencv();
+    const cv::Mat bgr = cv::imread(file.string(), cv::IMREAD_COLOR);  // gray and alpha become 3-channel BGR
     if (bgr.empty()) throw source_error(file.string(), "cannot decode the image");
-    time = static_cast<double>(next_++) / fps;
+    out.rgb = at::empty({bgr.rows, bgr.cols, 3}, at::kByte);
+    cv::Mat view(bgr.rows, bgr.cols, CV_8UC3, out.rgb.data_ptr());
+    cv::cvtColor(bgr, view, cv::COLOR_BGR2RGB);
+    out.stamp = out.presented = static_cast<double>(next_++) / fps;
     return true;
   }
-  std::runtime_error error(cv::Size got, const std::string& what) const override {
-    const std::string file = files_[next_ - 1].string();
-    if (!what.empty()) return source_error(file, "image " + what);
-    return source_error(file, "image is " + size_text(got.width, got.height) + ", expected " +
-                                  size_text(first_size_.width, first_size_.height) + " as " +
-                                  files_.front().filename().string() + " (all frames one size)");
+  std::runtime_error size_error(const std::string& what) const override {
+    return source_error(files_[next_ - 1].string(), "image is " + what + " as " + files_.front().filename().string() +
+                                                       " (all frames one size)");
   }
 
   std::vector<fs::path> files_;
   size_t next_ = 0;
 };
 
-std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory, FrameStep step) {
-  if (directory) return std::make_unique<ImageDirectoryDecoder>(path, target_fps);
-  return std::make_unique<VideoDecoder>(path, target_fps, step);
-}
-
 // Every frame of a decoder, in one buffer.
 Frames read_all(FrameDecoder& decoder) {
   Frames out;
   out.fps = decoder.fps;
   std::unique_ptr<FrameBuffer> buffer;
-  cv::Mat bgr;
-  double time = 0;
-  while (decoder.next(bgr, time)) {
-    if (!buffer) buffer = std::make_unique<FrameBuffer>(bgr.rows, bgr.cols, decoder.expected);
-    buffer->push_bgr(bgr);
-    out.timestamps.push_back(time);
+  QueuedFrame frame;
+  while (decoder.next(frame)) {
+    if (!buffer) buffer = std::make_unique<FrameBuffer>(frame.rgb.size(0), frame.rgb.size(1), decoder.expected);
+    buffer->push(frame.rgb);
+    out.timestamps.push_back(frame.stamp);
+    if (!decoder.stamped_at_pts) out.presented.push_back(frame.presented);
   }
   out.rgb = buffer->take();
   return out;
@@ -230,18 +214,22 @@ Frames read_npy_frames(const std::string& path, double target_fps) {
   return out;
 }
 
-// Frames decoded as they are read, with as many decoded ahead as upcoming_time() looked at.
+// Frames of a decoder that runs ahead on its own thread (DecodeAhead), as many taken from its
+// queue as upcoming_time() looked at.
 class DecodingReader final : public FrameReader {
  public:
-  explicit DecodingReader(std::unique_ptr<FrameDecoder> decoder) : decoder_(std::move(decoder)) {
+  explicit DecodingReader(std::unique_ptr<FrameDecoder> decoder)
+      : decoder_(std::move(decoder)),
+        stamped_at_pts_(decoder_->stamped_at_pts),
+        ahead_queue_([d = decoder_.get()](QueuedFrame& f) { return d->next(f); }, kQueueBytes) {
     fps_ = decoder_->fps;
     expected_ = decoder_->expected;
   }
   std::optional<double> upcoming_time(int64_t k) override {
-    while (static_cast<int64_t>(ahead_.size()) <= k && decode_one()) {
+    while (static_cast<int64_t>(ahead_.size()) <= k && take_one()) {
     }
     if (static_cast<int64_t>(ahead_.size()) <= k) return std::nullopt;
-    return ahead_[static_cast<size_t>(k)].second;
+    return ahead_[static_cast<size_t>(k)].stamp;
   }
   Frames read(int64_t count) override {
     (void)upcoming_time(count - 1);
@@ -250,8 +238,10 @@ class DecodingReader final : public FrameReader {
     out.first = position_;
     std::vector<at::Tensor> rgb;
     for (int64_t i = 0; i < count && !ahead_.empty(); ++i) {
-      rgb.push_back(std::move(ahead_.front().first));
-      out.timestamps.push_back(ahead_.front().second);
+      QueuedFrame& f = ahead_.front();
+      rgb.push_back(std::move(f.rgb));
+      out.timestamps.push_back(f.stamp);
+      if (!stamped_at_pts_) out.presented.push_back(f.presented);
       ahead_.pop_front();
     }
     if (!rgb.empty()) out.rgb = at::stack(rgb);
@@ -260,20 +250,21 @@ class DecodingReader final : public FrameReader {
   }
 
  private:
-  bool decode_one() {
-    cv::Mat bgr;
-    double time = 0;
-    if (ended_ || !decoder_->next(bgr, time)) return !(ended_ = true);
-    at::Tensor rgb = at::empty({bgr.rows, bgr.cols, 3}, at::kByte);
-    cv::Mat view(bgr.rows, bgr.cols, CV_8UC3, rgb.data_ptr());
-    cv::cvtColor(bgr, view, cv::COLOR_BGR2RGB);
-    ahead_.emplace_back(std::move(rgb), time);
+  // Decoded frames waiting in the queue, at most (720p: 48 frames).
+  static constexpr int64_t kQueueBytes = int64_t{128} << 20;
+
+  bool take_one() {
+    QueuedFrame f;
+    if (ended_ || !ahead_queue_.pop(f)) return !(ended_ = true);
+    ahead_.push_back(std::move(f));
     return true;
   }
 
   std::unique_ptr<FrameDecoder> decoder_;
-  std::deque<std::pair<at::Tensor, double>> ahead_;
+  const bool stamped_at_pts_;
+  std::deque<QueuedFrame> ahead_;
   bool ended_ = false;
+  DecodeAhead ahead_queue_;  // last: its thread stops before the decoder goes
 };
 
 // Frames already in memory, handed out in pieces (views).
@@ -294,6 +285,8 @@ class HeldReader final : public FrameReader {
     out.first = position_;
     if (n > 0) out.rgb = frames_.rgb.narrow(0, position_, n);
     out.timestamps.assign(frames_.timestamps.begin() + position_, frames_.timestamps.begin() + position_ + n);
+    if (!frames_.presented.empty())
+      out.presented.assign(frames_.presented.begin() + position_, frames_.presented.begin() + position_ + n);
     position_ += n;
     return out;
   }
@@ -314,30 +307,29 @@ SourceKind source_kind(const std::string& path, double target_fps) {
   return lower(fs::path(path).extension().string()) == ".npy" ? SourceKind::Npy : SourceKind::Video;
 }
 
+std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory,
+                                           const VideoSampling& sampling) {
+  if (directory) return std::make_unique<ImageDirectoryDecoder>(path, target_fps);
+  return std::make_unique<VideoDecoder>(path, target_fps, sampling);
+}
+
 }  // namespace
 
-FrameStep frame_step_from_name(const std::string& name) {
-  if (name == "reference") return FrameStep::Reference;
-  if (name == "nearest") return FrameStep::Nearest;
-  throw std::invalid_argument("frame step: expected reference or nearest, got '" + name + "'");
-}
-
-int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step) {
-  // std::nearbyint rounds halves to even, as Python's round().
-  const double stride = step == FrameStep::Reference ? std::nearbyint(avg_fps) / target_fps : std::nearbyint(avg_fps / target_fps);
-  return std::max<int64_t>(1, static_cast<int64_t>(stride));
-}
-
-Frames read_frames(const std::string& path, double target_fps, FrameStep step) {
+Frames read_frames(const std::string& path, double target_fps, const VideoSampling& sampling) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return read_npy_frames(path, target_fps);
-  return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory, step));
+  return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory, sampling));
 }
 
-std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, FrameStep step) {
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, const VideoSampling& sampling) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return held_frame_reader(read_npy_frames(path, target_fps));
-  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, step));
+  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, sampling));
+}
+
+std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector) {
+  (void)source_kind(path, 1.0);  // "file not found" as the others say it
+  return std::make_unique<DecodingReader>(std::make_unique<VideoDecoder>(path, selector));
 }
 
 std::unique_ptr<FrameReader> held_frame_reader(Frames frames) { return std::make_unique<HeldReader>(std::move(frames)); }

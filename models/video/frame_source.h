@@ -1,6 +1,6 @@
 #pragma once
-// Frames of a video source, sampled at a target rate: a video file (OpenCV/FFmpeg), a .npy array
-// of frames, or a directory of images.
+// Frames of a video source, sampled at a target rate: a video file (FFmpeg's libraries,
+// models/video/video_file.h), a .npy array of frames, or a directory of images (OpenCV).
 
 #include <ATen/ATen.h>
 
@@ -10,13 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "models/video/frame_sampling.h"
+
 namespace svqa {
 
 struct Frames {
   at::Tensor rgb;                  // uint8 [N, H, W, 3], RGB, CPU
-  std::vector<double> timestamps;  // seconds from the start of the source, one per frame
-  double fps = 0;                  // rate of the returned frames (avg_fps / step for a video)
+  std::vector<double> timestamps;  // seconds from the start of the source, one per frame: the time each goes by
+  double fps = 0;                  // rate of the returned frames
   int64_t first = 0;               // stream index of rgb[0] (a piece of a longer stream starts past 0)
+  // When each frame is presented (a video's PTS, s from the stream's start); empty: the timestamps
+  // (sources without PTS, and videos under the presented rule, whose timestamps are their PTS).
+  std::vector<double> presented{};
+
+  // Frame i's presentation time.
+  double presented_at(size_t i) const { return presented.empty() ? timestamps[i] : presented[i]; }
 };
 
 // `path` is
@@ -24,19 +32,9 @@ struct Frames {
 //     file name (zero-pad numbers: "10.jpg" sorts before "2.jpg"), already sampled: timestamp
 //     i / target_fps;
 //   - a .npy file: uint8 [N, H, W, 3] RGB frames, already sampled: timestamp i / target_fps;
-//   - anything else: a video file. Every step-th frame is kept from frame 0 on (step: FrameStep),
-//     timestamp = frame index / avg_fps.
+//   - anything else: a video file, sampled as `sampling` says (models/video/frame_sampling.h).
 // Throws std::runtime_error naming the path and what was expected.
-enum class FrameStep {
-  Reference,  // max(1, int(round(avg_fps) / target_fps)): ReKV video_qa/base.py (Python's round: halves to even)
-  Nearest,    // max(1, round(avg_fps / target_fps)), halves to even
-};
-// "reference" | "nearest"; throws std::invalid_argument otherwise.
-FrameStep frame_step_from_name(const std::string& name);
-Frames read_frames(const std::string& path, double target_fps, FrameStep step = FrameStep::Reference);
-
-// The frame step for a video, as above.
-int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step = FrameStep::Reference);
+Frames read_frames(const std::string& path, double target_fps, const VideoSampling& sampling = {});
 
 // The same frames read in order as a stream advances: a video or an image directory is decoded
 // only as far as asked (one read's frames and the lookahead upcoming_time() asked for are held,
@@ -59,8 +57,11 @@ class FrameReader {
 };
 
 // `path` as read_frames takes it. Throws as read_frames when the source cannot be opened.
+// Decoding runs on a thread of its own, a bounded queue of frames ahead of the reader.
 std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps,
-                                               FrameStep step = FrameStep::Reference);
+                                               const VideoSampling& sampling = {});
+// A video file sampled by a selector made once the file is open (an index rule: index_selector).
+std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector);
 // Frames already in memory (e.g. resampled), handed out as views.
 std::unique_ptr<FrameReader> held_frame_reader(Frames frames);
 

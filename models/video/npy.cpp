@@ -1,6 +1,10 @@
 #include "models/video/npy.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -138,34 +142,104 @@ at::Tensor read_npy(const std::string& path) {
   return array;
 }
 
-void write_npy(const std::string& path, const at::Tensor& array) {
-  const Dtype* dtype = nullptr;
-  for (const auto& d : kDtypes)
-    if (array.scalar_type() == d.type) dtype = &d;
-  if (!dtype)
-    throw npy_error(path, "cannot write dtype " + std::string(c10::getDtypeNames(array.scalar_type()).first) +
-                              " (expected uint8, float32 or int64)");
-  const at::Tensor data = array.to(at::kCPU).contiguous();
+namespace {
 
+const Dtype& dtype_of(const std::string& path, at::ScalarType type) {
+  for (const auto& d : kDtypes)
+    if (type == d.type) return d;
+  throw npy_error(path, "cannot write dtype " + std::string(c10::getDtypeNames(type).first) +
+                            " (expected uint8, float32 or int64)");
+}
+
+// Magic, version 1.0 and the header of an array of `dtype` and `sizes`, padded with spaces so the
+// data starts on a 64-byte boundary (and `room` more, for a count patched in later); ends with '\n'.
+std::string npy_preamble(const std::string& path, const Dtype& dtype, at::IntArrayRef sizes, size_t room = 0) {
   std::string shape;  // a Python tuple: (), (5,), (2, 3)
-  for (int64_t d : data.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  if (data.dim() == 1) shape += ",";
-  std::string header =
-      std::string("{'descr': '") + dtype->descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
-  // Pad with spaces so the data starts on a 64-byte boundary; the header ends with '\n'.
+  for (int64_t d : sizes) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  if (sizes.size() == 1) shape += ",";
+  std::string header = std::string("{'descr': '") + dtype.descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  header.append(room, ' ');
   const size_t unpadded = kMagicSize + 2 + 2 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
   if (header.size() > 65535) throw npy_error(path, "array has too many dimensions for an npy 1.0 header");
-
   std::string content(kMagic, kMagicSize);
   content += '\x01';
   content += '\x00';
   content += static_cast<char>(header.size() & 0xFF);
   content += static_cast<char>(header.size() >> 8);
-  content += header;
+  return content + header;
+}
+
+// Digits a count can take beyond those of 0.
+constexpr size_t kCountRoom = 19;
+
+}  // namespace
+
+void write_npy(const std::string& path, const at::Tensor& array) {
+  const Dtype& dtype = dtype_of(path, array.scalar_type());
+  const at::Tensor data = array.to(at::kCPU).contiguous();
+  std::string content = npy_preamble(path, dtype, data.sizes());
   content.append(static_cast<const char*>(data.data_ptr()), data.nbytes());
   write_file_atomically(path, content);
+}
+
+NpyWriter::NpyWriter(std::string path)
+    : path_(std::move(path)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
+  remove_stale_temporaries(path_);
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path_).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  file_ = std::fopen(temporary_.c_str(), "wb");
+  if (!file_) throw npy_error(path_, std::string("cannot write: ") + std::strerror(errno));
+}
+
+NpyWriter::~NpyWriter() {
+  if (!file_) return;
+  std::fclose(file_);
+  std::remove(temporary_.c_str());
+}
+
+void NpyWriter::append(const at::Tensor& rows) {
+  const at::Tensor data = rows.to(at::kCPU).contiguous();
+  if (!rows_) {
+    dtype_ = data.scalar_type();
+    row_shape_ = data.sizes().slice(1).vec();
+    write(npy_preamble(path_, dtype_of(path_, dtype_), shape(0), kCountRoom));
+  } else if (data.scalar_type() != dtype_ || data.sizes().slice(1).vec() != row_shape_) {
+    throw npy_error(path_, "rows of " + c10::str(data.sizes()) + " after rows of " + c10::str(shape(rows_)));
+  }
+  write(std::string(static_cast<const char*>(data.data_ptr()), data.nbytes()));
+  rows_ += data.size(0);
+}
+
+void NpyWriter::finish() {
+  if (!rows_) throw npy_error(path_, "nothing to write");
+  const std::string preamble = npy_preamble(path_, dtype_of(path_, dtype_), shape(0), kCountRoom);
+  // The same length as the one written first: the count's digits take some of its room.
+  const std::string patched = npy_preamble(path_, dtype_of(path_, dtype_), shape(rows_),
+                                           kCountRoom - (std::to_string(rows_).size() - 1));
+  if (patched.size() != preamble.size()) throw std::logic_error("npy writer: the header changed length");
+  if (std::fseek(file_, 0, SEEK_SET) != 0) throw npy_error(path_, "cannot seek to patch the header");
+  write(patched);
+  const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!flushed || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    std::remove(temporary_.c_str());
+    throw npy_error(path_, std::string("cannot write: ") + std::strerror(errno));
+  }
+}
+
+std::vector<int64_t> NpyWriter::shape(int64_t rows) const {
+  std::vector<int64_t> out{rows};
+  out.insert(out.end(), row_shape_.begin(), row_shape_.end());
+  return out;
+}
+
+void NpyWriter::write(const std::string& bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+    throw npy_error(path_, std::string("cannot write: ") + std::strerror(errno));
 }
 
 }  // namespace svqa

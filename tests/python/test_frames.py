@@ -1,6 +1,8 @@
-"""`svqa frames`: video files sampled by the ReKV rule (every int(round(avg_fps) / fps)-th frame from
-frame 0, Python rounding; timestamp = index / avg_fps; `--frame-step nearest`: round(avg_fps / fps)), .npy frames and image directories taken as
-already sampled (timestamp = i / fps), and one-line errors for bad sources."""
+"""`svqa frames`: video files sampled by their presentation times (the default: the first frame at or
+after each k / fps, stamped with its PTS) or by the ReKV rule (`--frame-times stride`: every
+int(round(avg_fps) / fps)-th frame from frame 0, Python rounding; timestamp = index / avg_fps;
+`--frame-step nearest`: round(avg_fps / fps)), .npy frames and image directories taken as already
+sampled (timestamp = i / fps), and one-line errors for bad sources. Encoded files: test_video_files.py."""
 
 import json
 import pathlib
@@ -49,7 +51,8 @@ def test_video_keeps_every_step_th_frame(svqa_bin, root, tmp_path, rate, scale, 
         assert step == max(1, rekv_stride(avg_fps, fps))
     frames = numbered_frames(count)
     write_avi(tmp_path / "v.avi", frames, rate, scale)
-    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--frame-step", rule, "--out", tmp_path / "rgb.npy")
+    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--frame-times", "stride", "--frame-step", rule,
+                       "--out", tmp_path / "rgb.npy")
     kept = list(range(0, count, step))
     assert (report["frames"], report["height"], report["width"]) == (len(kept), 24, 32)
     assert report["timestamps"] == pytest.approx([i / avg_fps for i in kept], abs=1e-9)
@@ -64,14 +67,32 @@ VIDEO_RATES = [(25, 2), (24, 1), (25, 1), (30000, 1001), (30, 1), (60, 1)]
 
 @pytest.mark.parametrize("rate, scale", VIDEO_RATES)
 @pytest.mark.parametrize("fps", [0.5, 1, 2])
-def test_default_stride_is_rekvs(svqa_bin, root, tmp_path, rate, scale, fps):
-    """By default every video is sampled with ReKV's very stride (the frames it keeps, not only their count)."""
+def test_stride_rule_is_rekvs(svqa_bin, root, tmp_path, rate, scale, fps):
+    """--frame-times stride samples with ReKV's very stride (the frames it keeps, not only their count),
+    and reports each kept frame's presentation time beside its stamp."""
     avg_fps = rate / scale
     stride = rekv_stride(avg_fps, fps)
     count = 3 * stride + 2
     write_avi(tmp_path / "v.avi", numbered_frames(count), rate, scale)
-    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps)
+    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--frame-times", "stride")
     assert report["timestamps"] == pytest.approx([i / avg_fps for i in range(0, count, stride)], abs=1e-9)
+    assert report["presented"] == pytest.approx(report["timestamps"], abs=1e-9)  # constant rate: the same
+
+
+@pytest.mark.parametrize("rate, scale", VIDEO_RATES)
+@pytest.mark.parametrize("fps", [0.5, 1, 3])
+def test_default_keeps_the_first_frame_presented_at_or_after_each_k_over_fps(svqa_bin, root, tmp_path, rate, scale, fps):
+    """At 29.97 fps ReKV's stride keeps every 30th frame and stamps it k s, while it is shown at 1.001 k s;
+    the default keeps frame ceil(k · avg_fps / fps) and stamps it with its PTS."""
+    avg_fps = rate / scale
+    count = int(4 * avg_fps / fps) + 3
+    frames = numbered_frames(count)
+    write_avi(tmp_path / "v.avi", frames, rate, scale)
+    report = frames_ok(svqa_bin, root, tmp_path / "v.avi", "--fps", fps, "--out", tmp_path / "rgb.npy")
+    pts = [i * scale / rate for i in range(count)]
+    kept = sorted({next(i for i, p in enumerate(pts) if p >= k / fps - 1e-9) for k in range(int(pts[-1] * fps) + 1)})
+    assert report["timestamps"] == pytest.approx([pts[i] for i in kept], abs=1e-9)
+    assert np.array_equal(np.load(tmp_path / "rgb.npy"), frames[kept])
 
 
 def test_npy_frames_are_already_sampled(svqa_bin, root, tmp_path):

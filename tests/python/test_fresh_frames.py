@@ -45,7 +45,7 @@ def run(svqa_bin, root, export, sampling):
         "encoding": {"type": "fresh_frames", "options": {"sampling": sampling, "frames": N}},
         "retrieval": {"type": "full_context"},
         "benchmark": {"type": "stream_list", "options": {"annotations": str(root / "streams.json")}},
-        "stream": {"fps": 1.0, "chunk_frames": 3, "sink_prompt": SINK, "answer_prompt": ANSWER, "max_new_tokens": STEPS},
+        "stream": {"frame_times": "stride", "fps": 1.0, "chunk_frames": 3, "sink_prompt": SINK, "answer_prompt": ANSWER, "max_new_tokens": STEPS},
         "output": {"dir": str(root / "results")},
     }
     (root / f"{sampling}.yaml").write_text(yaml.safe_dump(config))

@@ -26,7 +26,7 @@ backbone: {{type: torchscript, options: {{export: {export}}}}}
 encoding: {{type: mukv_multigrain, options: {{segment_leftovers: {leftovers}}}}}
 retrieval: {{type: mukv_semi_hierarchical}}
 benchmark: {{type: stream_list, options: {{annotations: {root / 'streams.json'}}}}}
-stream: {{fps: 0.5, chunk_frames: 6, max_new_tokens: 2}}
+stream: {{frame_times: stride, fps: 0.5, chunk_frames: 6, max_new_tokens: 2}}
 output: {{dir: {root / 'results'}}}
 """)
     r = subprocess.run([svqa_bin, "run", root / f"{leftovers}.yaml"], capture_output=True, text=True)
@@ -102,7 +102,7 @@ backbone: {{type: torchscript, options: {{export: {tiny_export("llava_onevision"
 encoding: {{type: mukv_multigrain}}
 retrieval: {{type: mukv_semi_hierarchical}}
 benchmark: {{type: stream_list, options: {{annotations: {tmp_path / 'streams.json'}}}}}
-stream: {{fps: 0.5, max_new_tokens: 2, min_video_frames: 15}}
+stream: {{frame_times: stride, fps: 0.5, max_new_tokens: 2, min_video_frames: 15}}
 output: {{dir: {tmp_path / 'results'}}}
 """)
     r = subprocess.run([svqa_bin, "run", tmp_path / "skip.yaml"], capture_output=True, text=True)

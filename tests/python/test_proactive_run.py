@@ -51,7 +51,7 @@ backbone: {{type: torchscript, options: {{export: {export}}}}}
 encoding: {encoding}
 retrieval: {retrieval}
 benchmark: {{type: streamingbench_proactive, options: {{annotations: {tmp_path / 'pro.json'}}}}}
-stream: {{fps: 0.5, max_new_tokens: 3, context_window_s: {window}}}
+stream: {{frame_times: stride, fps: 0.5, max_new_tokens: 3, context_window_s: {window}}}
 {extra}""")
     svqa(svqa_bin, root, "run", tmp_path / f"{name}.yaml", "--out", tmp_path / "results")
     folder = tmp_path / "results" / name
@@ -161,7 +161,7 @@ backbone: {{type: torchscript, options: {{export: {tiny_export(arch)}}}}}
 encoding: {encoding}
 retrieval: {retrieval}
 benchmark: {{type: streamingbench_proactive, options: {{annotations: {tmp_path / 'pro.json'}}}}}
-stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3, ram_budget_mb: 0, context_window_s: 6}}
+stream: {{frame_times: stride, fps: 0.5, chunk_frames: 4, max_new_tokens: 3, ram_budget_mb: 0, context_window_s: 6}}
 runtime: {{threads: 1}}
 output: {{dir: {tmp_path / 'results'}}}
 """)
@@ -190,7 +190,7 @@ backbone: {{type: torchscript, options: {{export: {tiny_export("llava_onevision"
 encoding: {{type: rekv_sliding_window, options: {{n_local: 60}}}}
 retrieval: {{type: internal, options: {{retrieve_size: 40}}}}
 benchmark: {{type: streamingbench, options: {{annotations: {tmp_path / 'real.json'}}}}}
-stream: {{fps: 0.5, max_new_tokens: 2, context_window_s: {window}}}
+stream: {{frame_times: stride, fps: 0.5, max_new_tokens: 2, context_window_s: {window}}}
 """)
         svqa(svqa_bin, root, "run", tmp_path / f"{name}.yaml", "--out", tmp_path / "results")
         lines = (tmp_path / "results" / name / "predictions.jsonl").read_text().splitlines()

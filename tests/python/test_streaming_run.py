@@ -27,7 +27,7 @@ backbone: {{type: torchscript, options: {{export: {export}}}}}
 encoding: {{type: rekv_sliding_window, options: {{n_local: 60}}}}
 retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
 benchmark: {{type: stream_list, options: {{annotations: {root / 'streams.json'}}}}}
-stream: {{fps: 0.5, chunk_frames: 8, max_new_tokens: 4, ram_budget_mb: 0}}
+stream: {{frame_times: stride, fps: 0.5, chunk_frames: 8, max_new_tokens: 4, ram_budget_mb: 0}}
 output: {{dir: {root / 'results'}}}
 """)
     return root
@@ -119,7 +119,7 @@ output: {{dir: {tmp_path / 'results'}}}
 
 
 def test_rvs_movie_npy_frames_are_sampled_from_1_fps_as_rekv_does(tmp_path, svqa_bin, tiny_export):
-    rec = run_movie(tmp_path, svqa_bin, tiny_export("llava_onevision"), 9, "{fps: 0.5, max_new_tokens: 2}")
+    rec = run_movie(tmp_path, svqa_bin, tiny_export("llava_onevision"), 9, "{frame_times: stride, fps: 0.5, max_new_tokens: 2}")
     # linspace(0, 19, 10) → frames 0, 2, 4, 6, 8, 10, ... at 1 fps; the first int(9 · 0.5) = 4 of them.
     assert rec["frames_encoded"] == 4
     assert sorted(s for s, _ in rec["block_spans"].values()) == [0, 2, 4, 6]
@@ -134,7 +134,7 @@ def test_rvs_movie_npy_frames_are_sampled_from_1_fps_as_rekv_does(tmp_path, svqa
 ])
 def test_frames_before_a_question(tmp_path, svqa_bin, tiny_export, rule, time, seen):
     rule_line = f"frames_before_question: {rule}, " if rule else ""
-    rec = run_movie(tmp_path, svqa_bin, tiny_export("llava_onevision"), time, f"{{{rule_line}fps: 1, max_new_tokens: 1}}")
+    rec = run_movie(tmp_path, svqa_bin, tiny_export("llava_onevision"), time, f"{{{rule_line}frame_times: stride, fps: 1, max_new_tokens: 1}}")
     assert rec["frames_encoded"] == len(seen)
     assert sorted(s for s, _ in rec["block_spans"].values()) == seen
 

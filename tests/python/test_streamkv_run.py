@@ -27,7 +27,7 @@ encoding: {{type: streamkv_segments, options: {{n_local: 60, min_segment_size: 2
             segment_theta: 0.999, keep_fraction: 0.5}}}}
 retrieval: {{type: streamkv_layer_adaptive, options: {{retrieve_size: 4, local_size: 2}}}}
 benchmark: {{type: stream_list, options: {{annotations: {root / (name + '.json')}}}}}
-stream: {{fps: 0.5, chunk_frames: 4, max_new_tokens: 3, ram_budget_mb: 0, protocol: {protocol}}}
+stream: {{frame_times: stride, fps: 0.5, chunk_frames: 4, max_new_tokens: 3, ram_budget_mb: 0, protocol: {protocol}}}
 output: {{dir: {root / 'results'}}}
 """)
     r = subprocess.run([setup.svqa, "run", root / f"{name}.yaml"], capture_output=True, text=True)

@@ -1,0 +1,158 @@
+"""Video decoding benchmarks (issue 35): .venv/bin/python benchmarks/video/video_bench.py [--minutes 60]
+
+Makes its own H.264 file (1280x720, 30 fps, `--minutes` long, ffmpeg's moving test card, with the
+static ffmpeg of imageio-ffmpeg) and measures
+
+  frames: `svqa frames FILE --fps F --out X.npy` (decoding on its own thread, the .npy written as it
+          decodes): wall time and peak RSS above the process's start (the same command on a one-second
+          file), against PyAV decoding the same file and converting the same frames to RGB in one run;
+  run:    `svqa run` of a tiny LLaVA-OV export (random weights) over the first `--run-minutes` of the
+          file, against decoding alone (`svqa frames`, no output) and the model alone (the same frames
+          from an .npy, nothing decoded): with decoding overlapped the run takes about the slower one.
+
+Prints one JSON object, with the machine's load average before and after (other processes share the
+CPUs: compare figures measured at the same load).
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SVQA = ROOT / "build" / "bin" / "svqa"
+
+
+def ffmpeg_exe():
+    import imageio_ffmpeg
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def make_video(path, seconds, size="1280x720"):
+    if path.exists():
+        return path
+    print(f"encoding {path} ({seconds} s of {size} at 30 fps) ...", file=sys.stderr)
+    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                    f"testsrc2=size={size}:rate=30:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
+                    "-crf", "30", "-pix_fmt", "yuv420p", str(path) + ".part.mp4"], check=True)
+    os.replace(str(path) + ".part.mp4", path)
+    return path
+
+
+def peak_rss_of(cmd):
+    """(wall s, peak RSS bytes, stdout) of a child process (its rusage once waited for)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    out = proc.stdout.read().decode()
+    err = proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd} failed: {err}")
+    return wall, usage.ru_maxrss * 1024, out
+
+
+def presented_indices(pts, fps):
+    keep, k = [], 0
+    for i, p in enumerate(pts):
+        if p * fps + 1e-9 >= k:
+            keep.append(i)
+            k = math.floor(p * fps + 1e-9) + 1
+    return keep
+
+
+def pyav_same_frames(path, fps):
+    """PyAV (FFmpeg's threads on) decoding every frame and converting the kept ones to RGB: wall s, frames."""
+    import av
+    t0 = time.perf_counter()
+    kept, k = 0, 0
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        start = stream.start_time or 0
+        for frame in container.decode(stream):
+            p = float((frame.pts - start) * stream.time_base)
+            if p * fps + 1e-9 >= k:
+                frame.to_ndarray(format="rgb24")
+                kept += 1
+                k = math.floor(p * fps + 1e-9) + 1
+    return time.perf_counter() - t0, kept
+
+
+def bench_frames(work, video, fps):
+    tiny = make_video(work / "one_second.mp4", 1)
+    _, base_rss, _ = peak_rss_of([SVQA, "frames", tiny, "--fps", fps, "--out", work / "tiny.npy"])
+    wall, rss, out = peak_rss_of([SVQA, "frames", video, "--fps", fps, "--out", work / "frames.npy"])
+    frames = json.loads(out)["frames"]
+    (work / "frames.npy").unlink()
+    pyav_wall, pyav_frames = pyav_same_frames(video, fps)
+    return {"svqa_wall_s": round(wall, 2), "svqa_frames": frames, "svqa_peak_rss_mib": round(rss / 2**20, 1),
+            "start_rss_mib": round(base_rss / 2**20, 1), "rss_above_start_mib": round((rss - base_rss) / 2**20, 1),
+            "pyav_wall_s": round(pyav_wall, 2), "pyav_frames": pyav_frames,
+            "wall_vs_pyav": round(wall / pyav_wall, 3)}
+
+
+def run_config(work, name, video, end, export, fps):
+    questions = [{"id": "end", "time": end, "question": "What is shown?", "options": ["a", "b"], "answer": "a"}]
+    (work / f"{name}.json").write_text(json.dumps({"streams": [{"id": "v", "video": str(video), "questions": questions}]}))
+    (work / f"{name}.yaml").write_text(f"""
+name: {name}
+backbone: {{type: torchscript, options: {{export: {export}}}}}
+encoding: {{type: rekv_sliding_window, options: {{n_local: 100000}}}}
+retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
+benchmark: {{type: stream_list, options: {{annotations: {work / f'{name}.json'}}}}}
+stream: {{fps: {fps}, chunk_frames: 16, max_new_tokens: 2}}
+output: {{dir: {work / 'results'}}}
+""")
+    return work / f"{name}.yaml"
+
+
+def bench_run(work, video, minutes, fps):
+    seconds = minutes * 60
+    clip = work / f"run_{minutes}min.mp4"
+    if not clip.exists():
+        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-i", video, "-t", seconds, "-c", "copy", clip], check=True)
+    export = work / "tiny_llava"
+    if not (export / "manifest.json").exists():
+        subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "0", "--out",
+                        export], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    decode_wall, _, _ = peak_rss_of([SVQA, "frames", clip, "--fps", fps, "--out", work / "run_frames.npy"])
+    decode_alone, _, _ = peak_rss_of([SVQA, "frames", clip, "--fps", fps])
+    end = seconds - 1
+    shutil.rmtree(work / "results", ignore_errors=True)  # a rerun would resume: nothing left to do
+    model_alone, _, _ = peak_rss_of([SVQA, "run", run_config(work, "model_alone", work / "run_frames.npy", end, export, fps)])
+    run_wall, _, _ = peak_rss_of([SVQA, "run", run_config(work, "overlapped", clip, end, export, fps)])
+    (work / "run_frames.npy").unlink()
+    return {"clip_s": seconds, "decode_alone_s": round(decode_alone, 2), "model_alone_s": round(model_alone, 2),
+            "run_s": round(run_wall, 2), "run_vs_slower": round(run_wall / max(decode_alone, model_alone), 3),
+            "sum_s": round(decode_alone + model_alone, 2)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--minutes", type=float, default=60, help="length of the 720p30 file (default 60)")
+    p.add_argument("--fps", type=float, default=1, help="sampling rate of `svqa frames` (default 1)")
+    p.add_argument("--run-minutes", type=float, default=5, help="length of the run benchmark's clip (default 5)")
+    p.add_argument("--run-fps", type=float, default=2, help="the run's stream.fps (default 2)")
+    p.add_argument("--work", type=pathlib.Path, default=ROOT / "build" / "video_bench",
+                   help="where the files are made and kept (default build/video_bench)")
+    p.add_argument("--only", choices=["frames", "run"], help="one benchmark only")
+    args = p.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    video = make_video(args.work / f"h264_720p30_{args.minutes:g}min.mp4", int(args.minutes * 60))
+    report = {"cpus": os.cpu_count(), "load_before": [round(x, 2) for x in os.getloadavg()]}
+    if args.only != "run":
+        report["frames"] = {"minutes": args.minutes, "fps": args.fps, **bench_frames(args.work, video, args.fps)}
+    if args.only != "frames":
+        report["run"] = {"fps": args.run_fps, **bench_run(args.work, video, args.run_minutes, args.run_fps)}
+    report["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
