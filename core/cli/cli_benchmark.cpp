@@ -235,10 +235,10 @@ struct VideoCheck {
   int64_t frames = 0;   // frames a run at the given fps encodes
 };
 
-VideoCheck check_video(const std::string& path, double fps, FrameStep step) {
+VideoCheck check_video(const std::string& path, double fps, const VideoSampling& sampling) {
   VideoCheck out;
   try {
-    auto reader = open_frame_reader(path, fps, step);
+    auto reader = open_frame_reader(path, fps, sampling);
     reader->read(1);  // the first frame decoded, not only the header read
     out.frames = reader->expected_frames();
     out.seconds = static_cast<double>(out.frames) / reader->fps();
@@ -264,7 +264,9 @@ int check(int argc, const char* const* argv, const Registries& registries) {
                                    format_number(defaults.fps) + ", stream.fps's default)",
                         cxxopts::value<double>()->default_value(format_number(defaults.fps)))(
       "frame-step", "reference or nearest, as the run's stream.frame_step",
-      cxxopts::value<std::string>()->default_value(defaults.frame_step));
+      cxxopts::value<std::string>()->default_value(defaults.frame_step))(
+      "frame-times", "presented or stride, as the run's stream.frame_times",
+      cxxopts::value<std::string>()->default_value(defaults.frame_times));
   options.positional_help("NAME ANNOTATIONS");
   const auto args = parse(options, argc, argv, {"name", "annotations"});
   if (args.count("help")) {
@@ -273,11 +275,16 @@ int check(int argc, const char* const* argv, const Registries& registries) {
   }
   const double fps = args["fps"].as<double>();
   if (!(fps > 0) || fps > 1000) throw UsageError("--fps: expected a number in (0, 1000], got " + format_number(fps));
-  FrameStep step{};
+  VideoSampling sampling;
   try {
-    step = frame_step_from_name(args["frame-step"].as<std::string>());
+    sampling.step = frame_step_from_name(args["frame-step"].as<std::string>());
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--frame-step: ") + e.what());
+  }
+  try {
+    sampling.times = frame_times_from_name(args["frame-times"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--frame-times: ") + e.what());
   }
   auto benchmark = make_benchmark(registries, args);
   std::vector<std::string> videos;  // each once, in the file's order
@@ -292,7 +299,7 @@ int check(int argc, const char* const* argv, const Registries& registries) {
       missing.push_back(video);
       continue;
     }
-    const VideoCheck c = check_video(video, fps, step);
+    const VideoCheck c = check_video(video, fps, sampling);
     if (!c.problem.empty()) {
       unreadable.push_back(c.problem);
       continue;
