@@ -100,7 +100,10 @@ TEST_CASE("frame selectors: presented keeps the first frame at or after each k/f
   auto indices = index_selector({1, 29, 44}, 30.0);
   CHECK(kept(*indices) == std::vector<std::pair<int64_t, double>>{{1, 1 / 30.0}, {29, 29 / 30.0}, {44, 44 / 30.0}});
   CHECK(indices->finished());
-  CHECK_THROWS_WITH(index_selector({3, 3}, 30.0), Catch::Contains("ascending"));
+  auto repeated = index_selector({3, 3, 7}, 30.0, FrameTimes::Presented);  // a frame named twice is shown once
+  CHECK(repeated->expected == 2);
+  CHECK(kept(*repeated) == std::vector<std::pair<int64_t, double>>{{3, 3 / 30.0}, {7, 7 / 30.0}});
+  CHECK_THROWS_WITH(index_selector({7, 3}, 30.0), Catch::Contains("ascending"));
 }
 
 TEST_CASE("an .npy written row by row reads back as written at once; unfinished, nothing is left", "[frames]") {

@@ -11,7 +11,7 @@
 
 namespace svqa {
 
-TEST_CASE("--devices: a CUDA index counts among the GPUs this process sees", "[cluster]") {
+TEST_CASE("devices (--devices): a CUDA index counts among the GPUs this process sees", "[cluster]") {
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   auto devices = parse_local_devices("0,cuda:3");
   REQUIRE(devices.size() == 2);

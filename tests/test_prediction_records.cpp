@@ -95,13 +95,13 @@ TEST_CASE("every field of the record's one list is written and read back", "[rec
   PredictionRecord::fields(r, [&](const char*, auto& value, Written) { fill(value); });
   std::vector<std::string> answer_keys, error_keys;
   PredictionRecord::fields(r, [&](const char* key, auto&, Written when) {
-    if (when != Written::error) answer_keys.push_back(key);
-    if (when == Written::always || when == Written::error) error_keys.push_back(key);
+    if (when != Written::error && when != Written::error_if_set) answer_keys.push_back(key);
+    if (when == Written::always || when == Written::error || when == Written::error_if_set) error_keys.push_back(key);
   });
   const std::string error = r.error;
   r.error.clear();
   const nlohmann::json j = to_json(r);
-  CHECK(j.size() == answer_keys.size());  // every field but "error" written
+  CHECK(j.size() == answer_keys.size());  // every field but "error" and "fault" written
   for (const auto& key : answer_keys) CHECK(j.contains(key));
   CHECK(to_json(record_from_json(j, "here")) == j);  // and every one read back as written
 

@@ -80,7 +80,8 @@ int cmd_frames(int argc, const char* const* argv) {
       "frame-times", "a video's frames and times: presented (the first frame shown at or after each k/fps, at its "
                      "PTS) or stride (every frame-step-th frame, at index / avg_fps: ReKV's)",
       cxxopts::value<std::string>()->default_value("presented"))(
-      "frame-step", "the stride rule's step: reference (int(round(avg_fps) / fps), ReKV's) or nearest (round(avg_fps / fps))",
+      "frame-step", "the stride rule's step: reference (int(round(avg_fps) / fps), ReKV's) or nearest (round(avg_fps / fps)); "
+                     "qwen_smart: qwen-vl-utils' smart_nframes indices (either --frame-times)",
       cxxopts::value<std::string>()->default_value("reference"))(
       "preprocess", "JSON file (an export manifest) whose \"image\" object is the image spec",
       cxxopts::value<std::string>())(
@@ -98,7 +99,8 @@ int cmd_frames(int argc, const char* const* argv) {
   const double fps = args["fps"].as<double>();
   if (!(fps > 0)) throw UsageError("--fps must be positive");
   const std::string step_name = args["frame-step"].as<std::string>();
-  if (step_name != "reference" && step_name != "nearest") throw UsageError("--frame-step must be reference or nearest");
+  if (step_name != "reference" && step_name != "nearest" && step_name != "qwen_smart")
+    throw UsageError("--frame-step must be reference, nearest or qwen_smart");
   const std::string times_name = args["frame-times"].as<std::string>();
   if (times_name != "presented" && times_name != "stride") throw UsageError("--frame-times must be presented or stride");
   const VideoSampling sampling{frame_times_from_name(times_name), frame_step_from_name(step_name)};

@@ -60,9 +60,10 @@ struct StreamOptions {
             "StreamKV); inclusive: every frame stamped at or before t")
         .one_of({"exclusive", "inclusive"});
     s.field("frame_step", &StreamOptions::frame_step,
-            "a video's frame stride: reference: int(round(avg_fps) / fps) (ReKV video_qa/base.py); nearest: "
-            "round(avg_fps / fps) (differs at e.g. 12.5 fps)")
-        .one_of({"reference", "nearest"});
+            "which frames of a video frame_times: stride keeps: reference: every int(round(avg_fps) / fps)-th (ReKV "
+            "video_qa/base.py); nearest: every round(avg_fps / fps)-th (differs at e.g. 12.5 fps); qwen_smart: "
+            "qwen-vl-utils' smart_nframes indices over the whole video (under either frame_times)")
+        .one_of({"reference", "nearest", "qwen_smart"});
     s.field("frame_times", &StreamOptions::frame_times,
             "which frames of a video file are kept and the time each goes by: presented: the first frame shown at "
             "or after each k/fps, at its presentation time (PTS); stride: every frame_step-th frame, at index / "

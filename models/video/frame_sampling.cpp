@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/video/frame_indices.h"
 #include "models/video/video_file.h"
 
 namespace svqa {
@@ -52,19 +53,21 @@ class StrideSelector final : public FrameSelector {
 
 class IndexSelector final : public FrameSelector {
  public:
-  IndexSelector(std::vector<int64_t> indices, double avg_fps) : indices_(std::move(indices)), avg_fps_(avg_fps) {
-    if (!std::is_sorted(indices_.begin(), indices_.end()) ||
-        std::adjacent_find(indices_.begin(), indices_.end()) != indices_.end())
-      throw std::invalid_argument("frame indices: expected distinct indices in ascending order");
+  IndexSelector(std::vector<int64_t> indices, double avg_fps, FrameTimes times)
+      : indices_(std::move(indices)), avg_fps_(avg_fps), by_pts_(times == FrameTimes::Presented) {
+    if (!std::is_sorted(indices_.begin(), indices_.end()))
+      throw std::invalid_argument("frame indices: expected indices in ascending order");
+    // A stream shows a frame once: where a rule repeats an index (a video slower than its fps), once.
+    indices_.erase(std::unique(indices_.begin(), indices_.end()), indices_.end());
     expected = static_cast<int64_t>(indices_.size());
     fps = indices_.size() > 1 && avg_fps > 0
               ? static_cast<double>(indices_.size() - 1) * avg_fps / static_cast<double>(indices_.back() - indices_.front())
               : avg_fps;
   }
-  bool keep(int64_t index, double, double& stamp) override {
+  bool keep(int64_t index, double presented, double& stamp) override {
     if (finished() || index != indices_[next_]) return false;
     ++next_;
-    stamp = static_cast<double>(index) / avg_fps_;
+    stamp = by_pts_ ? presented : static_cast<double>(index) / avg_fps_;
     return true;
   }
   bool finished() const override { return next_ == indices_.size(); }
@@ -72,6 +75,7 @@ class IndexSelector final : public FrameSelector {
  private:
   std::vector<int64_t> indices_;
   double avg_fps_;
+  bool by_pts_;
   size_t next_ = 0;
 };
 
@@ -86,22 +90,29 @@ FrameTimes frame_times_from_name(const std::string& name) {
 FrameStep frame_step_from_name(const std::string& name) {
   if (name == "reference") return FrameStep::Reference;
   if (name == "nearest") return FrameStep::Nearest;
-  throw std::invalid_argument("frame step: expected reference or nearest, got '" + name + "'");
+  if (name == kQwenSmartFrameStep) return FrameStep::QwenSmart;
+  throw std::invalid_argument("frame step: expected reference, nearest or qwen_smart, got '" + name + "'");
 }
 
 int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step) {
+  if (step == FrameStep::QwenSmart) throw std::invalid_argument("frame step: qwen_smart picks indices, it has no stride");
   // std::nearbyint rounds halves to even, as Python's round().
   const double stride = step == FrameStep::Reference ? std::nearbyint(avg_fps) / target_fps : std::nearbyint(avg_fps / target_fps);
   return std::max<int64_t>(1, static_cast<int64_t>(stride));
 }
 
 std::unique_ptr<FrameSelector> frame_selector(const VideoSampling& sampling, double target_fps, const VideoInfo& info) {
+  if (sampling.step == FrameStep::QwenSmart) {
+    QwenFrameRule rule;
+    rule.fps = target_fps;
+    return index_selector(qwen_frame_indices(info.frames, info.avg_fps, rule), info.avg_fps, sampling.times);
+  }
   if (sampling.times == FrameTimes::Presented) return std::make_unique<PresentedSelector>(target_fps, info);
   return std::make_unique<StrideSelector>(video_frame_step(info.avg_fps, target_fps, sampling.step), info);
 }
 
-std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps) {
-  return std::make_unique<IndexSelector>(std::move(indices), avg_fps);
+std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps, FrameTimes times) {
+  return std::make_unique<IndexSelector>(std::move(indices), avg_fps, times);
 }
 
 }  // namespace svqa

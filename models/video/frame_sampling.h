@@ -24,17 +24,20 @@ FrameTimes frame_times_from_name(const std::string& name);
 enum class FrameStep {
   Reference,  // max(1, int(round(avg_fps) / target_fps)): ReKV video_qa/base.py (Python's round: halves to even)
   Nearest,    // max(1, round(avg_fps / target_fps)), halves to even
+  QwenSmart,  // not a stride: qwen-vl-utils' smart_nframes indices over the whole video (frame_indices.h)
 };
-// "reference" | "nearest"; throws std::invalid_argument otherwise.
+// "reference" | "nearest" | "qwen_smart"; throws std::invalid_argument otherwise.
 FrameStep frame_step_from_name(const std::string& name);
 
-// The stride rule's frame step.
+// The stride rule's frame step (Reference or Nearest).
 int64_t video_frame_step(double avg_fps, double target_fps, FrameStep step = FrameStep::Reference);
 
 // How a video file is sampled (a .npy or an image directory is already sampled: it ignores this).
 struct VideoSampling {
   FrameTimes times = FrameTimes::Presented;
-  FrameStep step = FrameStep::Reference;  // stride only
+  // Under stride, which frames; QwenSmart picks its indices under either times (stamped by PTS
+  // under presented, index / avg_fps under stride); presented ignores the other two.
+  FrameStep step = FrameStep::Reference;
 };
 
 // Told every decoded frame in presentation order; keeps some.
@@ -53,9 +56,11 @@ class FrameSelector {
 // The selector of `sampling` at `target_fps` for a video as `info` describes it.
 std::unique_ptr<FrameSelector> frame_selector(const VideoSampling& sampling, double target_fps, const VideoInfo& info);
 
-// Keeps the decoded frames at `indices` (ascending), stamped index / avg_fps: for rules that pick
-// indices from the stated frame count (qwen-vl-utils' smart_nframes).
-std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps);
+// Keeps the decoded frames at `indices` (ascending, repeats kept once), stamped index / avg_fps
+// (or by PTS with `times` Presented): for rules that pick indices from the stated frame count
+// (qwen-vl-utils' smart_nframes).
+std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps,
+                                              FrameTimes times = FrameTimes::Stride);
 
 // A selector made once the video is open (its info known).
 using SelectorMaker = std::function<std::unique_ptr<FrameSelector>(const VideoInfo&)>;

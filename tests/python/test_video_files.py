@@ -223,3 +223,43 @@ def test_run_under_the_stride_rule_states_future_s_from_the_pts(svqa_bin, root, 
         futures.append(expected)
     assert max(futures) > 0.5  # more than a frame interval: the file does leak under this rule
     assert log.count("warning: v/") == 1 and "future_s" in log
+
+
+# ---- qwen-vl-utils' frame rule (stream.frame_step: qwen_smart) on real files ---------------------
+
+# name: (rate, seconds, size): five constant-rate MP4s (their frame count stated, as the reference reads it)
+QWEN_FILES = {"q30.mp4": ("30", 3, "85:47"), "q25.mp4": ("25", 4, "64:48"), "q24.mp4": ("24", 5, "96:64"),
+              "q2997.mp4": ("30000/1001", 3, "63:41"), "q60.mp4": ("60", 2, "50:30")}
+
+
+def qwen_reference_indices(total_frames, video_fps, fps):
+    """qwen-vl-utils' fetch_video indices: smart_nframes, then linspace(0, total - 1, n).round()
+    (tests/fixtures/qwen_frames/make_cases.py transcribes the reference)."""
+    import importlib.util
+    import pathlib
+    import torch
+    path = pathlib.Path(__file__).parents[1] / "fixtures/qwen_frames/make_cases.py"
+    spec = importlib.util.spec_from_file_location("qwen_make_cases", path)
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    n = cases.smart_nframes(fps, total_frames, video_fps)
+    return torch.linspace(0, total_frames - 1, n).round().long().tolist()
+
+
+@pytest.mark.parametrize("fps", [2.0, 4.0])
+def test_qwen_smart_keeps_the_references_frame_indices(svqa_bin, root, tmp_path, fps):
+    for name, (rate, seconds, size) in QWEN_FILES.items():
+        path = tmp_path / name
+        ffmpeg("-f", "lavfi", "-i", f"testsrc2=size=96x64:rate={rate}:duration={seconds}", "-vf", f"crop={size}",
+               "-c:v", "libx264", "-pix_fmt", "yuv444p", path)
+        frames, avg_fps = pyav_frames(path)
+        with av.open(str(path)) as container:
+            assert container.streams.video[0].frames == len(frames)  # the stated count is the decoded one
+        want = sorted(set(qwen_reference_indices(len(frames), avg_fps, fps)))
+        report, rgb = svqa_frames(svqa_bin, root, path, tmp_path / "rgb.npy", "--fps", fps, "--frame-times", "stride",
+                                  "--frame-step", "qwen_smart")
+        assert [round(t * avg_fps) for t in report["timestamps"]] == want, name
+        assert report["presented"] == pytest.approx([frames[i][0] for i in want], abs=1e-3), name
+        assert np.array_equal(rgb, np.stack([frames[i][1] for i in want])), name
+        report, _ = svqa_frames(svqa_bin, root, path, tmp_path / "rgb.npy", "--fps", fps, "--frame-step", "qwen_smart")
+        assert report["timestamps"] == pytest.approx([frames[i][0] for i in want], abs=1e-3), name  # by PTS
