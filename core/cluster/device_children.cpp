@@ -117,9 +117,9 @@ bool relay(Child& child, std::ostream& out) {
 // "" when the child exited 0, else what became of it.
 std::string ending(const Child& child, int status) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                              : "exit " + std::to_string(WEXITSTATUS(status));
-  return how + (child.last.empty() ? "" : ": " + child.last);
+  // A killed child said nothing of its end (its last line is progress, at best): the signal alone.
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "exit " + std::to_string(WEXITSTATUS(status)) + (child.last.empty() ? "" : ": " + child.last);
 }
 
 }  // namespace
