@@ -275,17 +275,8 @@ int check(int argc, const char* const* argv, const Registries& registries) {
   }
   const double fps = args["fps"].as<double>();
   if (!(fps > 0) || fps > 1000) throw UsageError("--fps: expected a number in (0, 1000], got " + format_number(fps));
-  VideoSampling sampling;
-  try {
-    sampling.step = frame_step_from_name(args["frame-step"].as<std::string>());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--frame-step: ") + e.what());
-  }
-  try {
-    sampling.times = frame_times_from_name(args["frame-times"].as<std::string>());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--frame-times: ") + e.what());
-  }
+  const VideoSampling sampling =
+      video_sampling_options(args["frame-times"].as<std::string>(), args["frame-step"].as<std::string>());
   auto benchmark = make_benchmark(registries, args);
   std::vector<std::string> videos;  // each once, in the file's order
   for (const auto& s : benchmark->streams())

@@ -2,6 +2,9 @@
 // The `svqa` subcommands that live outside cli.cpp, one file each, and the error they share.
 
 #include <stdexcept>
+#include <string>
+
+#include "models/video/frame_sampling.h"
 
 namespace svqa {
 
@@ -12,6 +15,10 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// --frame-times and --frame-step as the video sampling they name; a UsageError naming the option
+// otherwise (cli_frames.cpp; `svqa frames` and `svqa benchmark check` take both).
+VideoSampling video_sampling_options(const std::string& frame_times, const std::string& frame_step);
 
 // Each takes argv[1..] (argv[0] is the command name) and returns the exit code.
 int cmd_probe(int argc, const char* const* argv);

@@ -70,6 +70,21 @@ nlohmann::json preprocessed(const std::string& source, double fps, const VideoSa
 
 }  // namespace
 
+VideoSampling video_sampling_options(const std::string& frame_times, const std::string& frame_step) {
+  VideoSampling sampling;
+  try {
+    sampling.times = frame_times_from_name(frame_times);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--frame-times: ") + e.what());
+  }
+  try {
+    sampling.step = frame_step_from_name(frame_step);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--frame-step: ") + e.what());
+  }
+  return sampling;
+}
+
 int cmd_frames(int argc, const char* const* argv) {
   cxxopts::Options options("svqa frames", "Read a video source at a rate; optionally preprocess it for a backbone. "
                                           "Prints one JSON object.");
@@ -98,12 +113,8 @@ int cmd_frames(int argc, const char* const* argv) {
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   const double fps = args["fps"].as<double>();
   if (!(fps > 0)) throw UsageError("--fps must be positive");
-  const std::string step_name = args["frame-step"].as<std::string>();
-  if (step_name != "reference" && step_name != "nearest" && step_name != "qwen_smart")
-    throw UsageError("--frame-step must be reference, nearest or qwen_smart");
-  const std::string times_name = args["frame-times"].as<std::string>();
-  if (times_name != "presented" && times_name != "stride") throw UsageError("--frame-times must be presented or stride");
-  const VideoSampling sampling{frame_times_from_name(times_name), frame_step_from_name(step_name)};
+  const VideoSampling sampling =
+      video_sampling_options(args["frame-times"].as<std::string>(), args["frame-step"].as<std::string>());
   const std::string source = args["source"].as<std::string>();
   const std::string out = args.count("out") ? args["out"].as<std::string>() : "";
 
