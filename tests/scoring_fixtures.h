@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarks/predictions.h"
-#include "core/engine/benchmark.h"
+#include "benchmarks/scoring/predictions.h"
+#include "engine/benchmark.h"
 
 namespace svqa::test {
 

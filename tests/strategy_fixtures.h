@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/stream_types.h"
+#include "engine/stream_types.h"
 #include "core/memory/kv_block.h"
 #include "core/memory/memory_bank.h"
 #include "models/backbones/backbone.h"

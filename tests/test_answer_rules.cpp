@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "benchmarks/answer_parsing.h"
-#include "benchmarks/predictions.h"
-#include "benchmarks/scoring.h"
+#include "benchmarks/datasets/answer_parsing.h"
+#include "benchmarks/scoring/predictions.h"
+#include "benchmarks/scoring/scoring.h"
 #include "tests/scoring_fixtures.h"
 
 namespace svqa {

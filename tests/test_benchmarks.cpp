@@ -13,15 +13,15 @@
 
 #include <unistd.h>
 
-#include "benchmarks/answer_parsing.h"
-#include "benchmarks/cgbench.h"
-#include "benchmarks/clock_time.h"
-#include "benchmarks/egoschema.h"
-#include "benchmarks/lvbench.h"
-#include "benchmarks/mlvu.h"
-#include "benchmarks/rvs.h"
-#include "benchmarks/streamingbench.h"
-#include "benchmarks/videomme.h"
+#include "benchmarks/datasets/answer_parsing.h"
+#include "benchmarks/datasets/cgbench.h"
+#include "benchmarks/datasets/clock_time.h"
+#include "benchmarks/datasets/egoschema.h"
+#include "benchmarks/datasets/lvbench.h"
+#include "benchmarks/datasets/mlvu.h"
+#include "benchmarks/datasets/rvs.h"
+#include "benchmarks/datasets/streamingbench.h"
+#include "benchmarks/datasets/videomme.h"
 #include "core/config/experiment.h"
 
 namespace svqa {

@@ -1,4 +1,4 @@
-// strategies/retrieval/external on a tiny random SigLIP exported at test time (the CTest fixture
+// strategies/retrieval/external/external on a tiny random SigLIP exported at test time (the CTest fixture
 // `export_tiny_siglip`, see tests/CMakeLists.txt): a frame planted to match the question is the one
 // retrieved, and another question retrieves another frame; only frames the bank holds are
 // candidates; the same blocks at every layer, ascending; chunk_size averages consecutive frames.
@@ -13,7 +13,7 @@
 
 #include "core/memory/memory_bank.h"
 #include "models/image_text/image_text_model.h"
-#include "strategies/retrieval/external.h"
+#include "strategies/retrieval/external/external.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_SIGLIP

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarks/synthetic_video.h"
+#include "benchmarks/datasets/synthetic_video.h"
 #include "models/video/frame_source.h"
 #include "models/video/npy.h"
 #include "models/video/video_file.h"

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "core/config/schema.h"
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/hermes/hierarchy.h"
 #include "strategies/encoding/hermes/layer_shrink.h"
-#include "strategies/retrieval/memory_as_is.h"
+#include "strategies/retrieval/memory_as_is/memory_as_is.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

@@ -12,14 +12,14 @@
 #include <functional>
 #include <string>
 
-#include "benchmarks/annotated_benchmark.h"
-#include "benchmarks/annotation_reader.h"
-#include "core/run/prediction_record.h"
-#include "core/cli/builtin_registries.h"
+#include "benchmarks/datasets/annotated_benchmark.h"
+#include "benchmarks/datasets/annotation_reader.h"
+#include "app/run/prediction_record.h"
+#include "app/cli/builtin_registries.h"
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/grid.h"
-#include "core/engine/benchmark.h"
+#include "engine/benchmark.h"
 #include "core/config/runtime.h"
 #include "core/io/atomic_file.h"
 #include "core/io/format.h"

@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/infinipot_v/tar_van.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/retrieval/memory_as_is.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/retrieval/memory_as_is/memory_as_is.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

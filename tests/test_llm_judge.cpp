@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "benchmarks/llm_judge.h"
-#include "benchmarks/scoring.h"
+#include "benchmarks/scoring/llm_judge.h"
+#include "benchmarks/scoring/scoring.h"
 #include "core/config/experiment.h"
 #include "tests/scoring_fixtures.h"
 #include "tests/strategy_fixtures.h"

@@ -1,13 +1,13 @@
-// `--devices` lists (core/cluster/device_children.h) and the #SBATCH values of svqa submit
-// (core/cluster/slurm_script.h): what a child or a directive gets from what the user typed.
+// `--devices` lists (app/cluster/device_children.h) and the #SBATCH values of svqa submit
+// (app/cluster/slurm_script.h): what a child or a directive gets from what the user typed.
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <stdexcept>
 
-#include "core/cluster/device_children.h"
-#include "core/cluster/slurm_script.h"
+#include "app/cluster/device_children.h"
+#include "app/cluster/slurm_script.h"
 
 namespace svqa {
 

@@ -13,7 +13,7 @@
 
 #include "core/memory/context_assembler.h"
 #include "core/memory/memory_bank.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

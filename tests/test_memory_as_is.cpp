@@ -9,12 +9,12 @@
 
 #include <string>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/retrieval/baselines.h"
-#include "strategies/retrieval/memory_as_is.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/retrieval/baselines/baselines.h"
+#include "strategies/retrieval/memory_as_is/memory_as_is.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

@@ -1,4 +1,4 @@
-// A memory snapshot's blocks (core/run/snapshot/snapshot_log.h) added back to a bank mapped from
+// A memory snapshot's blocks (engine/snapshot/snapshot_log.h) added back to a bank mapped from
 // the snapshot's file: bit for bit, accounted as the bank that made them, and a changed byte
 // refused with MappedFileChanged naming the file; the live log (live_log.h) read while written:
 // only whole records, never a torn one.
@@ -12,9 +12,9 @@
 
 #include "core/io/checksum.h"
 #include "core/memory/memory_bank.h"
-#include "core/run/snapshot/live_log.h"
-#include "core/run/snapshot/snapshot_file.h"
-#include "core/run/snapshot/snapshot_log.h"
+#include "engine/snapshot/live_log.h"
+#include "engine/snapshot/snapshot_file.h"
+#include "engine/snapshot/snapshot_log.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

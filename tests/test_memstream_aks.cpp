@@ -1,4 +1,4 @@
-// Mem-Stream's AKS encoder (strategies/encoding/memstream_aks) on the tiny random Qwen2.5-VL export:
+// Mem-Stream's AKS encoder (strategies/encoding/memstream/memstream_aks) on the tiny random Qwen2.5-VL export:
 // keeping every token it encodes exactly as ReKV does (bit for bit, a sliding window that slides);
 // on a planted stream where only known tokens change between frame-features, exactly those stay in
 // the window; the window holds 1/r of the tokens it would hold under ReKV.
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/visual_units.h"
+#include "engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/memstream_aks.h"
-#include "strategies/encoding/rekv_sliding_window.h"
+#include "strategies/encoding/memstream/memstream_aks.h"
+#include "strategies/kit/rekv_sliding_window.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "models/backbones/full_context.h"
 #include "models/video/npy.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/mukv_multigrain.h"
-#include "strategies/retrieval/mukv_semi_hierarchical.h"
+#include "strategies/encoding/mukv/mukv_multigrain.h"
+#include "strategies/retrieval/mukv/mukv_semi_hierarchical.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

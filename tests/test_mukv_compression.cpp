@@ -14,7 +14,7 @@
 
 #include "core/nn/attention.h"
 #include "models/video/npy.h"
-#include "strategies/encoding/mukv_compression.h"
+#include "strategies/encoding/mukv/mukv_compression.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

@@ -7,12 +7,12 @@
 
 #include <string>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "core/nn/op_counter.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

@@ -9,10 +9,10 @@
 
 #include <unistd.h>
 
-#include "benchmarks/answer_parsing.h"
-#include "benchmarks/ovobench.h"
-#include "benchmarks/ovobench_rules.h"
-#include "benchmarks/results_export.h"
+#include "benchmarks/datasets/answer_parsing.h"
+#include "benchmarks/datasets/ovobench.h"
+#include "benchmarks/datasets/ovobench_rules.h"
+#include "benchmarks/scoring/results_export.h"
 
 namespace svqa {
 namespace {

@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/run/prediction_record.h"
-#include "benchmarks/predictions.h"
+#include "app/run/prediction_record.h"
+#include "benchmarks/scoring/predictions.h"
 #include "core/io/json_lines.h"
-#include "core/run/prediction_log.h"
-#include "core/run/run_closing.h"
+#include "app/run/prediction_log.h"
+#include "app/run/run_closing.h"
 #include "core/io/unicode_text.h"
 
 namespace svqa {

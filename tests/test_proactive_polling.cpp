@@ -1,4 +1,4 @@
-// Proactive polling (core/run/proactive_polling.h) on a tiny random LLaVA-OneVision export: polls of
+// Proactive polling (app/run/proactive_polling.h) on a tiny random LLaVA-OneVision export: polls of
 // two questions interleave in time order over one memory, the first "yes" asks the question at that
 // poll's time and ends that question's polling, the other polls on to its last time; each poll is
 // causal and timed; every frame is encoded once. And the yes rule and count.py's verdict.
@@ -15,11 +15,11 @@
 
 #include <unistd.h>
 
-#include "benchmarks/streamingbench_proactive.h"
-#include "core/run/proactive_polling.h"
+#include "benchmarks/datasets/streamingbench_proactive.h"
+#include "app/run/proactive_polling.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

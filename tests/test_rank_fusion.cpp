@@ -1,4 +1,4 @@
-// Reciprocal-rank fusion (strategies/retrieval/rank_fusion) against the Python transcription of the
+// Reciprocal-rank fusion (strategies/kit/rank_fusion) against the Python transcription of the
 // formula (tests/fixtures/rrf/make_cases.py, 120 random ranking pairs with ties and missing items),
 // and Mem-Stream's rrf_mixture on a bank where the answer is planted: a block ranked high by both
 // experts beats blocks ranked first by only one of them.
@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/memory/memory_bank.h"
-#include "strategies/retrieval/rank_fusion.h"
-#include "strategies/retrieval/rrf_mixture.h"
+#include "strategies/kit/rank_fusion.h"
+#include "strategies/retrieval/rrf_mixture/rrf_mixture.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "core/cli/builtin_registries.h"
-#include "core/engine/declared_reads.h"
-#include "core/engine/strategy.h"
+#include "app/cli/builtin_registries.h"
+#include "engine/declared_reads.h"
+#include "engine/strategy.h"
 #include "tests/test_registries.h"
 
 namespace svqa {

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "core/run/progress.h"
-#include "core/report/report_figures.h"
-#include "core/report/report_tables.h"
-#include "core/report/run_report.h"
+#include "app/run/progress.h"
+#include "app/report/report_figures.h"
+#include "app/report/report_tables.h"
+#include "app/report/run_report.h"
 
 using namespace svqa;
 

@@ -11,7 +11,7 @@
 #include "core/config/config_loader.h"
 #include "core/config/experiment.h"
 #include "core/config/run_time_keys.h"
-#include "core/run/run_folder.h"
+#include "app/run/run_folder.h"
 #include "tests/test_registries.h"
 
 namespace svqa {

@@ -5,8 +5,8 @@
 
 #include <limits>
 
-#include "core/run/frame_rule.h"
-#include "core/run/question_step.h"
+#include "app/run/frame_rule.h"
+#include "app/run/question_step.h"
 
 namespace svqa {
 

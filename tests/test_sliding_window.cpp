@@ -11,11 +11,11 @@
 #include <cmath>
 #include <string>
 
-#include "core/engine/visual_units.h"
+#include "engine/visual_units.h"
 #include "core/nn/rope.h"
 #include "models/backbones/full_context.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/sliding_window.h"
+#include "strategies/kit/sliding_window.h"
 
 namespace svqa {
 namespace {

@@ -8,14 +8,14 @@
 
 #include <string>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "models/backbones/deepstack.h"
 #include "models/backbones/full_context.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/retrieval/baselines.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/retrieval/baselines/baselines.h"
+#include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
 
 #ifndef SVQA_TINY_EXPORTS

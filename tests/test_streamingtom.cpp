@@ -19,7 +19,7 @@
 #include "core/memory/kv_codec.h"
 #include "models/video/npy.h"
 #include "strategies/encoding/streamingtom/ctr_reducer.h"
-#include "strategies/retrieval/internal.h"
+#include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

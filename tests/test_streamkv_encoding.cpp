@@ -14,16 +14,16 @@
 #include <set>
 #include <string>
 
-#include "core/engine/question_answerer.h"
-#include "core/engine/visual_units.h"
+#include "engine/question_answerer.h"
+#include "engine/visual_units.h"
 #include "core/nn/attention.h"
 #include "models/backbones/full_context.h"
 #include "models/backbones/torchscript_backbone.h"
-#include "strategies/encoding/streamkv_segments.h"
-#include "strategies/retrieval/baselines.h"
-#include "strategies/retrieval/internal.h"
-#include "strategies/retrieval/layer_budget.h"
-#include "strategies/retrieval/streamkv_layer_adaptive.h"
+#include "strategies/encoding/streamkv/streamkv_segments.h"
+#include "strategies/retrieval/baselines/baselines.h"
+#include "strategies/retrieval/internal/internal.h"
+#include "strategies/kit/layer_budget.h"
+#include "strategies/retrieval/streamkv/streamkv_layer_adaptive.h"
 
 namespace svqa {
 namespace {

@@ -9,8 +9,8 @@
 #include <algorithm>
 
 #include "core/memory/memory_bank.h"
-#include "strategies/retrieval/layer_budget.h"
-#include "strategies/retrieval/streamkv_layer_adaptive.h"
+#include "strategies/kit/layer_budget.h"
+#include "strategies/retrieval/streamkv/streamkv_layer_adaptive.h"
 
 namespace svqa {
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "strategies/encoding/semantic_segmenter.h"
-#include "strategies/retrieval/layer_budget.h"
+#include "strategies/encoding/streamkv/semantic_segmenter.h"
+#include "strategies/kit/layer_budget.h"
 
 namespace svqa {
 namespace {

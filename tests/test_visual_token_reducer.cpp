@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/engine/visual_token_reducer.h"
+#include "engine/visual_token_reducer.h"
 #include "tests/strategy_fixtures.h"
 
 namespace svqa {

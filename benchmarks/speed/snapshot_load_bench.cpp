@@ -13,9 +13,9 @@
 
 #include "benchmarks/speed/process_memory.h"
 #include "core/memory/memory_bank.h"
-#include "core/run/snapshot/memory_cache.h"
-#include "core/run/snapshot/snapshot_file.h"
-#include "core/run/snapshot/snapshot_log.h"
+#include "engine/snapshot/memory_cache.h"
+#include "engine/snapshot/snapshot_file.h"
+#include "engine/snapshot/snapshot_log.h"
 
 namespace {
 

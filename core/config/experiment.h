@@ -155,7 +155,7 @@ struct MemoryOptions {
 };
 
 // The LLM judge of open-ended answers (RVS): any OpenAI-compatible chat-completions endpoint,
-// asked with the Video-ChatGPT yes/no + 0-5 prompt (benchmarks/llm_judge.h). Off while no base
+// asked with the Video-ChatGPT yes/no + 0-5 prompt (benchmarks/scoring/llm_judge.h). Off while no base
 // URL is given here or in $OPENAI_BASE_URL. The key is never written in a config file: it is read
 // from the environment variable named by api_key_env.
 struct JudgeOptions {

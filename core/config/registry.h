@@ -37,7 +37,7 @@ struct RegistryEntryInfo {
   std::shared_ptr<const OptionsSchema> options;
   SourceLoc registered_at;
   // What this entry, with given options, provides to or needs from the other sections (a typed
-  // struct the layer above defines, e.g. core/engine/memory_contract.h's); empty: nothing declared.
+  // struct the layer above defines, e.g. engine/memory_contract.h's); empty: nothing declared.
   std::function<std::any(const std::any& options)> contract;
   // Config leaves outside its own section that what its product computes depends on
   // ("runtime.seed"), declared with RegistryBase::declare_reads; empty: none.
@@ -81,7 +81,7 @@ class RegistryBase {
   void retire(std::string name, std::string replacement, std::string why);
   // Declares the config leaves outside its own section that entry `name`'s product reads (dotted
   // paths: "runtime.seed" for a strategy that draws random numbers). What depends on the entry's
-  // results keys on them: the memory cache's snapshots (core/engine/declared_reads.h). Throws
+  // results keys on them: the memory cache's snapshots (engine/declared_reads.h). Throws
   // RegistryError when `name` is not registered.
   void declare_reads(const std::string& name, std::vector<std::string> leaves);
   // Rules this section's choice must keep with another section's (experiment validation runs them).

@@ -1,7 +1,7 @@
 #pragma once
 // The keys of a resolved experiment that cannot change an answer: how fast or where a run goes, or
 // what it is called and compared with. A run folder's answers stay valid when only these change, so
-// they do not block a resume (core/run/run_folder.h); every other key, defaults included, does.
+// they do not block a resume (app/run/run_folder.h); every other key, defaults included, does.
 //
 //   runtime.threads; runtime.device's index (cuda:0 and cuda:1 are one device kind; cpu vs cuda is not);
 //   output.dir; stream.ram_budget_mb, stream.spill_dir (spilled blocks come back bit for bit);

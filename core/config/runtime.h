@@ -31,7 +31,7 @@ struct RuntimeOptions {
         .max(1024);
     s.field("seed", &RuntimeOptions::seed, "seed for torch's random generator").min(0).max(4294967295.0);
   }
-  // f(name, member) for every field declared above (core/engine/declared_reads.cpp copies and shows
+  // f(name, member) for every field declared above (engine/declared_reads.cpp copies and shows
   // them by name; tests check the two lists agree).
   template <class F>
   static void each_field(F f) {

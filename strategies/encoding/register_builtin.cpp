@@ -4,14 +4,14 @@
 #include <functional>
 #include <memory>
 
-#include "core/engine/memory_contract.h"
-#include "strategies/encoding/fresh_frames.h"
+#include "engine/memory_contract.h"
+#include "strategies/encoding/fresh_frames/fresh_frames.h"
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
-#include "strategies/encoding/memstream_aks.h"
-#include "strategies/encoding/mukv_multigrain.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/encoding/streamkv_segments.h"
+#include "strategies/encoding/memstream/memstream_aks.h"
+#include "strategies/encoding/mukv/mukv_multigrain.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/encoding/streamkv/streamkv_segments.h"
 #include "strategies/encoding/streamingtom/streamingtom.h"
 
 namespace svqa {
@@ -36,8 +36,8 @@ EncoderProvides streamkv_provides(const StreamkvOptions& o) {
 }  // namespace
 
 // Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
-// what its blocks provide to retrieval: core/engine/memory_contract.h); a strategy whose memory depends on a
-// runtime leaf (a seed) declares it (registry.declare_reads: core/engine/declared_reads.h), or is not given it.
+// what its blocks provide to retrieval: engine/memory_contract.h); a strategy whose memory depends on a
+// runtime leaf (a seed) declares it (registry.declare_reads: engine/declared_reads.h), or is not given it.
 void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>& registry) {
   using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",

@@ -1,5 +1,5 @@
 #pragma once
-// The built-in encoding strategies, registered by core/cli/builtin_registries.cpp.
+// The built-in encoding strategies, registered by app/cli/builtin_registries.cpp.
 
 #include "core/config/registry.h"
 #include "core/config/runtime.h"

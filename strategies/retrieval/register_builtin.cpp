@@ -3,14 +3,14 @@
 #include <functional>
 #include <memory>
 
-#include "core/engine/memory_contract.h"
-#include "strategies/retrieval/baselines.h"
-#include "strategies/retrieval/external.h"
-#include "strategies/retrieval/internal.h"
-#include "strategies/retrieval/memory_as_is.h"
-#include "strategies/retrieval/mukv_semi_hierarchical.h"
-#include "strategies/retrieval/rrf_mixture.h"
-#include "strategies/retrieval/streamkv_layer_adaptive.h"
+#include "engine/memory_contract.h"
+#include "strategies/retrieval/baselines/baselines.h"
+#include "strategies/retrieval/external/external.h"
+#include "strategies/retrieval/internal/internal.h"
+#include "strategies/retrieval/memory_as_is/memory_as_is.h"
+#include "strategies/retrieval/mukv/mukv_semi_hierarchical.h"
+#include "strategies/retrieval/rrf_mixture/rrf_mixture.h"
+#include "strategies/retrieval/streamkv/streamkv_layer_adaptive.h"
 
 namespace svqa {
 namespace {
@@ -34,7 +34,7 @@ RetrievalNeeds mukv_needs(const MukvRetrievalOptions& o) {
 }  // namespace
 
 // Every built-in retrieval strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
-// what it reads from the encoder's blocks: core/engine/memory_contract.h).
+// what it reads from the encoder's blocks: engine/memory_contract.h).
 void register_builtin_retrievers(Registry<RetrievalStrategy, const RuntimeOptions&>& registry) {
   using Rule = TimeBaseline::Rule;
   const RetrievalNeeds rekv_keys{Representatives::MeanKeyEveryLayer, {}, {}};

@@ -76,7 +76,7 @@ class Stopped:
 
 
 def spill_subfolder(run_dir):
-    """Where a run's blocks go inside a shared stream.spill_dir (core/run/run_folder.h): named by the
+    """Where a run's blocks go inside a shared stream.spill_dir (app/run/run_folder.h): named by the
     run folder's host, device and inode."""
     import socket
 

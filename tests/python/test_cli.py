@@ -145,6 +145,6 @@ def test_list_name_shows_that_component_key_or_section_alone(svqa_bin, root):
 
 
 def test_help_names_what_the_report_writes(svqa_bin, root):
-    """report.md/.csv/.tex and each figure as PDF, SVG and PNG (core/report/figures.py), not "PNG plots"."""
+    """report.md/.csv/.tex and each figure as PDF, SVG and PNG (app/report/figures.py), not "PNG plots"."""
     line = next(x for x in svqa(svqa_bin, root, "--help").stdout.splitlines() if x.lstrip().startswith("report "))
     assert "report.md/.csv/.tex" in line and "figures (PDF, SVG, PNG)" in line, line

@@ -118,7 +118,7 @@ def test_installed_svqa_reports_with_its_own_script_and_python_without_the_sourc
     r = subprocess.run(["cmake", "--install", svqa_bin.parent.parent, "--prefix", prefix], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr + r.stdout
     installed = prefix / "bin" / "svqa"
-    assert (prefix / "share/svqa/figures.py").read_bytes() == (root / "core/report/figures.py").read_bytes()
+    assert (prefix / "share/svqa/figures.py").read_bytes() == (root / "app/report/figures.py").read_bytes()
     python = (prefix / "share/svqa/python").read_text().strip()
     assert os.access(python, os.X_OK), python
     env = {k: v for k, v in os.environ.items() if k != "SVQA_PYTHON"}

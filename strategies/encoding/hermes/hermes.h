@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/config/schema.h"
-#include "core/engine/strategy.h"
+#include "engine/strategy.h"
 #include "core/nn/rope.h"
 #include "strategies/encoding/hermes/hierarchy.h"
 #include "strategies/encoding/hermes/layer_shrink.h"

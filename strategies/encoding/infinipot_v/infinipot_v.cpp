@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine/layer_over_context.h"
+#include "engine/layer_over_context.h"
 #include "core/nn/large_allocations.h"
 #include "models/backbones/full_context.h"
-#include "strategies/encoding/rekv_sliding_window.h"
-#include "strategies/encoding/sink_prefill.h"
+#include "strategies/kit/unit_block.h"
+#include "strategies/kit/sink_prefill.h"
 
 namespace svqa {
 

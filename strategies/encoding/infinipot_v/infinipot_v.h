@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "core/config/schema.h"
-#include "core/engine/strategy.h"
+#include "engine/strategy.h"
 #include "core/nn/rope.h"
 #include "strategies/encoding/infinipot_v/tar_van.h"
-#include "strategies/encoding/sliding_window.h"
+#include "strategies/kit/sliding_window.h"
 
 namespace svqa {
 

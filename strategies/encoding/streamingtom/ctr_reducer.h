@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/engine/visual_token_reducer.h"
+#include "engine/visual_token_reducer.h"
 
 namespace svqa {
 

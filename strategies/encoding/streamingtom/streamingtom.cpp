@@ -1,7 +1,8 @@
 #include "strategies/encoding/streamingtom/streamingtom.h"
 
-#include "core/engine/visual_token_reducer.h"
-#include "strategies/encoding/rekv_sliding_window.h"
+#include "engine/visual_token_reducer.h"
+#include "strategies/kit/rekv_sliding_window.h"
+#include "strategies/kit/unit_block.h"
 #include "strategies/encoding/streamingtom/ctr_reducer.h"
 
 namespace svqa {

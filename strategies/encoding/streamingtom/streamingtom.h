@@ -15,8 +15,8 @@
 
 #include "core/config/runtime.h"
 #include "core/config/schema.h"
-#include "core/engine/strategy.h"
-#include "strategies/encoding/sliding_window.h"
+#include "engine/strategy.h"
+#include "strategies/kit/sliding_window.h"
 
 namespace svqa {
 

@@ -1,4 +1,0 @@
-#include "core/cli/builtin_registries.h"
-#include "core/cli/cli.h"
-
-int main(int argc, char** argv) { return svqa::run_cli(argc, argv, svqa::builtin_registries()); }
