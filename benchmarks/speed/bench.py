@@ -309,8 +309,9 @@ def build_revision(rev, build, jobs=2):
 def phase_figures(measured):
     """The per-phase seconds --against compares, from svqa_bench's JSON alone (an older revision's has
     fewer fields): encode and vision per frame in each window regime, each question's retrieve /
-    gather / prefill / TTFT."""
-    unit = measured["shape"]["frames_per_unit"]
+    gather / prefill / TTFT. A revision whose svqa_bench timed frames, not visual units (e5410d4: no
+    frames_per_unit in its JSON), counts one frame per unit."""
+    unit = measured["shape"].get("frames_per_unit", 1)
     out = {}
     for regime, full in (("window filling", False), ("window full", True)):
         rows = [f for f in measured["frames"] if f.get("window_full", False) == full]

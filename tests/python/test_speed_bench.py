@@ -148,3 +148,28 @@ def test_against_compares_each_phase(quick):
     c = bench.compare_against("HEAD", measured, measured)
     assert "encode s/frame, window full" in c["ours_over_theirs"] and "ttft s after 12 frames" in c["ours_over_theirs"]
     assert all(r == 1.0 for r in c["ours_over_theirs"].values())
+
+
+def test_against_reads_an_older_revisions_json():
+    """e5410d4's svqa_bench (what issue 37 compares against) wrote no frames_per_unit and no counts:
+    its figures are one frame per unit, compared phase by phase with this tree's."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "speed"))
+    import bench
+
+    def measured(scale, new):
+        frames = [{"encode_s": 0.2 * scale, "vision_s": 0.05, "window_full": False, "keys": 214},
+                  {"encode_s": 0.4 * scale, "vision_s": 0.05, "window_full": True, "keys": 15214}]
+        questions = [{"after_frames": 2, "retrieve_s": 0.1 * scale, "gather_s": 0.02, "prefill_s": 0.1, "ttft_s": 0.3}]
+        shape = {"layers": 8, "hidden": 512}
+        if new:
+            shape["frames_per_unit"] = 1
+            for row in frames + questions:
+                row["counts"] = {"ops": {}, "syncs": {}}
+        return {"shape": shape, "frames": frames, "questions": questions}
+
+    c = bench.compare_against("e5410d4", measured(1.0, new=False), measured(0.5, new=True))
+    ratios = c["ours_over_theirs"]
+    assert ratios["encode s/frame, window filling"] == pytest.approx(0.5)
+    assert ratios["encode s/frame, window full"] == pytest.approx(0.5)
+    assert ratios["retrieve s after 2 frames"] == pytest.approx(0.5)
+    assert ratios["vision s/frame, window full"] == pytest.approx(1.0)
