@@ -126,12 +126,13 @@ def bench_run(work, video, minutes, fps, repeat):
     seconds = minutes * 60
     clip = work / f"run_{minutes:g}min.mp4"
     if not clip.exists():
-        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-i", video, "-t", seconds, "-c", "copy", clip], check=True)
+        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(video), "-t", str(seconds), "-c", "copy",
+                        str(clip)], check=True)
     export = work / "tiny_llava"
     if not (export / "manifest.json").exists():
         subprocess.run([sys.executable, "-m", "models.export", "--tiny", "llava_onevision", "--seed", "0", "--out",
                         export], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run([SVQA, "frames", clip, "--fps", fps, "--out", work / "run_frames.npy"], check=True,
+    subprocess.run([str(c) for c in (SVQA, "frames", clip, "--fps", fps, "--out", work / "run_frames.npy")], check=True,
                    stdout=subprocess.DEVNULL)
     end = seconds - 1
     sides = {
