@@ -107,7 +107,7 @@ def bench_frames(work, video, fps):
             "load_before_svqa": load_svqa, "load_before_pyav": load_pyav, "load_after": load()}
 
 
-def run_config(work, name, video, end, export, fps):
+def run_config(work, name, video, end, export, fps, threads):
     questions = [{"id": "end", "time": end, "question": "What is shown?", "options": ["a", "b"], "answer": "a"}]
     (work / f"{name}.json").write_text(json.dumps({"streams": [{"id": "v", "video": str(video), "questions": questions}]}))
     (work / f"{name}.yaml").write_text(f"""
@@ -117,12 +117,13 @@ encoding: {{type: rekv_sliding_window, options: {{n_local: 100000}}}}
 retrieval: {{type: internal, options: {{retrieve_size: 4}}}}
 benchmark: {{type: stream_list, options: {{annotations: {work / f'{name}.json'}}}}}
 stream: {{fps: {fps}, chunk_frames: 16, max_new_tokens: 2}}
+runtime: {{threads: {threads}}}
 output: {{dir: {work / 'results'}}}
 """)
     return work / f"{name}.yaml"
 
 
-def bench_run(work, video, minutes, fps, repeat):
+def bench_run(work, video, minutes, fps, repeat, threads):
     seconds = minutes * 60
     clip = work / f"run_{minutes:g}min.mp4"
     if not clip.exists():
@@ -137,8 +138,8 @@ def bench_run(work, video, minutes, fps, repeat):
     end = seconds - 1
     sides = {
         "decode_alone": [SVQA, "frames", clip, "--fps", fps],
-        "model_alone": [SVQA, "run", run_config(work, "model_alone", work / "run_frames.npy", end, export, fps)],
-        "run": [SVQA, "run", run_config(work, "overlapped", clip, end, export, fps)],
+        "model_alone": [SVQA, "run", run_config(work, "model_alone", work / "run_frames.npy", end, export, fps, threads)],
+        "run": [SVQA, "run", run_config(work, "overlapped", clip, end, export, fps, threads)],
     }
     best, loads = {}, {}
     for _ in range(repeat):
@@ -149,7 +150,7 @@ def bench_run(work, video, minutes, fps, repeat):
             best[name] = min(best.get(name, wall), wall)
     (work / "run_frames.npy").unlink()
     slower = max(best["decode_alone"], best["model_alone"])
-    return {"clip_s": seconds, "repeat": repeat, **{f"{k}_s": round(v, 2) for k, v in best.items()},
+    return {"clip_s": seconds, "repeat": repeat, "threads": threads, **{f"{k}_s": round(v, 2) for k, v in best.items()},
             "run_vs_slower": round(best["run"] / slower, 3),
             "sum_s": round(best["decode_alone"] + best["model_alone"], 2),
             "load_before": {k: v for k, v in loads.items()}}
@@ -163,6 +164,8 @@ def main(argv=None):
     p.add_argument("--run-fps", type=float, default=2, help="the run's stream.fps (default 2)")
     p.add_argument("--work", type=pathlib.Path, default=ROOT / "build" / "video_bench",
                    help="where the files are made and kept (default build/video_bench)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="the runs' runtime.threads (default 0: torch's own; 1 on a machine busier than its cores)")
     p.add_argument("--repeat", type=int, default=1, help="times each side of the run benchmark, fastest kept (default 1)")
     p.add_argument("--only", choices=["frames", "run"], help="one benchmark only")
     args = p.parse_args(argv)
@@ -172,7 +175,7 @@ def main(argv=None):
     if args.only != "run":
         report["frames"] = {"minutes": args.minutes, "fps": args.fps, **bench_frames(args.work, video, args.fps)}
     if args.only != "frames":
-        report["run"] = {"fps": args.run_fps, **bench_run(args.work, video, args.run_minutes, args.run_fps, args.repeat)}
+        report["run"] = {"fps": args.run_fps, **bench_run(args.work, video, args.run_minutes, args.run_fps, args.repeat, args.threads)}
     report["load_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=1))
 
