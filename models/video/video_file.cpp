@@ -75,9 +75,9 @@ Turn turn_of(const AVStream* st, const std::string& path, int& degrees) {
 
 // swscale's flags for a frame of `format` and `width` to RGB: point-sampled chroma, as PyAV and ffmpeg
 // convert. 4:2:0 and 4:2:2 frames whose width is a multiple of 8 take swscale's SIMD converter, which
-// PyAV's to_ndarray takes (8x the accurate path's speed here: at 720p it was a third of the decode
-// thread's time); other widths and formats take the accurate path, since FFmpeg 5.1's SIMD converter
-// leaves a row's last width % 8 pixels unwritten. Either way within 2 levels of PyAV with subsampled
+// PyAV's to_ndarray takes (7x faster than the accurate path on 720p; docs/performance.md); other
+// widths and formats take the accurate path, since FFmpeg 5.1's SIMD converter leaves a row's last
+// width % 8 pixels unwritten. Either way within 2 levels of PyAV with subsampled
 // chroma, and equal to it with full chroma (tests/python/test_video_files.py).
 int conversion_flags_for(AVPixelFormat format, int width) {
   const bool simd = (format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUV422P) && width % 8 == 0;
