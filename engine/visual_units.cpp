@@ -68,7 +68,10 @@ void VisualUnitMaker::make_chunk(int64_t first, int64_t count, int64_t sizing, i
                                  bool with_tokens, std::vector<VisualUnit>& out) {
   const auto& m = backbone_.manifest();
   const auto rgb = frames_.rgb.narrow(0, first - frames_.first, count);
-  const VisualInput input = preprocess_frames(rgb, m.image, sizing);
+  // Frames the reader prepared as it decoded them (app/run's frame_preparer), for a clip of this size.
+  const bool prepared = frames_.prepared.defined() && frames_.prepared_clip_frames == sizing;
+  const VisualInput input = prepared ? clip_input(frames_.prepared.narrow(0, first - frames_.first, count), m.image)
+                                     : preprocess_frames(rgb, m.image, sizing);
   const VisualFeatures features = with_tokens ? backbone_.encode_visual(input) : VisualFeatures{};
   const at::Tensor& tokens = features.tokens;
   const int64_t units = count / frames_per_unit_;

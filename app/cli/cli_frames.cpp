@@ -34,10 +34,10 @@ nlohmann::json frames_report(int64_t count, int64_t height, int64_t width, doubl
   return report;
 }
 
-// The source read a piece at a time (decoded on its own thread), each piece written to `out` as
-// it comes: memory holds a few frames however long the video.
+// The source read a frame at a time (decoded on its own thread), each frame written to `out` as
+// it comes: memory holds the decode queue however long the video.
 nlohmann::json streamed(const std::string& source, double fps, const VideoSampling& sampling, const std::string& out) {
-  constexpr int64_t kPiece = 16;
+  constexpr int64_t kPiece = 1;  // a frame at a time: written from the decoded frame itself, nothing copied
   auto reader = open_frame_reader(source, fps, sampling);
   std::unique_ptr<NpyWriter> writer;
   if (!out.empty()) writer = std::make_unique<NpyWriter>(out);

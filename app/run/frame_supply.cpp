@@ -1,13 +1,23 @@
 #include "app/run/frame_supply.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
+
+#include "models/video/frame_preprocessor.h"
 
 namespace svqa {
 
-std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, const VideoSampling& sampling) {
+std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, const VideoSampling& sampling,
+                                           FramePreparer prepare) {
   if (stream.source_fps > 0) return held_frame_reader(resample_frames(read_frames(stream.video, stream.source_fps), fps));
-  return open_frame_reader(stream.video, fps, sampling);
+  return open_frame_reader(stream.video, fps, sampling, std::move(prepare));
+}
+
+FramePreparer frame_preparer(const Backbone& backbone) {
+  return [spec = backbone.manifest().image](const at::Tensor& rgb, int64_t clip_frames) {
+    return normalized_frames(rgb, spec, clip_frames);
+  };
 }
 
 Frames resample_frames(const Frames& all, double fps) {

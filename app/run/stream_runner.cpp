@@ -158,7 +158,7 @@ class StreamRunner {
     if (std::all_of(questions.begin(), questions.end(), done)) return;
     std::unique_ptr<FrameReader> frames;
     try {
-      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling());
+      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_));
     } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
       for (const auto& q : questions)
         if (!done(q)) record(fault_record(stream.id, q, e.what()));
@@ -194,7 +194,8 @@ class StreamRunner {
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
       return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
                                               frames ? std::move(frames)
-                                                     : stream_frames(stream, cfg_.header.stream.fps, video_sampling()),
+                                                     : stream_frames(stream, cfg_.header.stream.fps, video_sampling(),
+                                                                     frame_preparer(*backbone_)),
                                               prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
                                               frame_rule_from_name(cfg_.header.stream.frames_before_question,
                                                                    video_sampling().times),

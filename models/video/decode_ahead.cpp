@@ -1,5 +1,7 @@
 #include "models/video/decode_ahead.h"
 
+#include <ATen/Parallel.h>
+
 #include <utility>
 
 namespace svqa {
@@ -17,6 +19,7 @@ DecodeAhead::~DecodeAhead() {
 }
 
 void DecodeAhead::run() {
+  at::init_num_threads();  // ATen's intra-op threads as the process set them (runtime.threads), for `produce`'s ops
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -33,7 +36,7 @@ void DecodeAhead::run() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     if (more) {
-      bytes_ += static_cast<int64_t>(frame.rgb.nbytes());
+      bytes_ += frame.bytes();
       queue_.push_back(std::move(frame));
     } else {
       ended_ = true;
@@ -53,7 +56,7 @@ bool DecodeAhead::pop(QueuedFrame& out) {
   }
   out = std::move(queue_.front());
   queue_.pop_front();
-  bytes_ -= static_cast<int64_t>(out.rgb.nbytes());
+  bytes_ -= out.bytes();
   changed_.notify_all();
   return true;
 }

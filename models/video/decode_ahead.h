@@ -1,6 +1,7 @@
 #pragma once
-// Decoding ahead of the reader: a thread of its own fills a bounded queue of frames, so decoding
-// overlaps whatever consumes them (the vision tower, a file writer) and a run's wall time is the
+// Decoding ahead of the reader: a thread of its own fills a bounded queue of frames (decoded, and
+// prepared for the model where the reader was given a preparer), so decoding and preprocessing
+// overlap whatever consumes them (the vision tower, a file writer) and a run's wall time is the
 // slower of the two rather than their sum.
 
 #include <ATen/ATen.h>
@@ -16,14 +17,17 @@
 namespace svqa {
 
 struct QueuedFrame {
-  at::Tensor rgb;  // uint8 [H, W, 3]
+  at::Tensor rgb;       // uint8 [H, W, 3]
+  at::Tensor prepared;  // the frame as the model takes it ([1, ...]), undefined where none was made
   double stamp = 0, presented = 0;
+
+  int64_t bytes() const { return static_cast<int64_t>(rgb.nbytes() + (prepared.defined() ? prepared.nbytes() : 0)); }
 };
 
 class DecodeAhead {
  public:
   // `produce` gives the next frame, false at the end (it may throw: the reader gets the exception
-  // where the frame would have been). At most `capacity_bytes` of frames wait (two at least).
+  // where the frame would have been). At most `capacity_bytes` of frames (QueuedFrame::bytes) wait, two at least.
   using Produce = std::function<bool(QueuedFrame&)>;
   DecodeAhead(Produce produce, int64_t capacity_bytes);
   ~DecodeAhead();  // stops the thread (after the frame it is decoding) and joins it

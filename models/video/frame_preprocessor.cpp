@@ -124,16 +124,15 @@ std::pair<int64_t, int64_t> qwen3_smart_resize(int64_t frames, int64_t height, i
   return fit_pixels(static_cast<double>(frames), t_bar, h, w, factor, min_pixels, static_cast<double>(max_pixels));
 }
 
-VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
+at::Tensor normalized_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
   if (rgb.scalar_type() != at::kByte || rgb.dim() != 4 || rgb.size(3) != 3 || rgb.size(0) == 0)
     throw std::invalid_argument(std::string("preprocess_frames: expected uint8 frames [F, H, W, 3] with F >= 1, got ") +
                                 std::string(c10::getDtypeNames(rgb.scalar_type()).first) + " " + c10::str(rgb.sizes()));
   const at::Tensor frames = rgb.permute({0, 3, 1, 2}).contiguous();  // [F, 3, H, W], as HF's processors
   if (spec.resize == ImageSpec::Resize::Fixed)
-    return {rescale_and_normalize(resize_like_torchvision(frames, spec.height, spec.width, spec.interpolation), spec),
-            {0, 0, 0}};
+    return rescale_and_normalize(resize_like_torchvision(frames, spec.height, spec.width, spec.interpolation), spec);
   if (spec.resize == ImageSpec::Resize::ShortestEdgeCrop)
-    return {rescale_and_normalize(resize_shortest_edge_and_crop(frames, spec), spec), {0, 0, 0}};
+    return rescale_and_normalize(resize_shortest_edge_and_crop(frames, spec), spec);
 
   if (spec.factor != spec.patch_size * spec.merge_size)
     throw std::invalid_argument("preprocess_frames: factor " + std::to_string(spec.factor) +
@@ -145,7 +144,17 @@ VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int6
                                spec.temporal_patch_size, spec.factor, spec.min_pixels, spec.max_pixels)
           : qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels,
                               static_cast<double>(spec.max_pixels));
-  return patchify_qwen(rescale_and_normalize(resize_like_torchvision(frames, height, width), spec), spec);
+  return rescale_and_normalize(resize_like_torchvision(frames, height, width), spec);
+}
+
+VisualInput clip_input(const at::Tensor& normalized, const ImageSpec& spec) {
+  if (spec.resize == ImageSpec::Resize::QwenSmart || spec.resize == ImageSpec::Resize::Qwen3Smart)
+    return patchify_qwen(normalized, spec);
+  return {normalized, {0, 0, 0}};
+}
+
+VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
+  return clip_input(normalized_frames(rgb, spec, clip_frames), spec);
 }
 
 }  // namespace svqa

@@ -19,6 +19,13 @@ namespace svqa {
 // a clip of that many frames (a stream's chunks all take one size); 0: the frames given.
 VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
 
+// preprocess_frames in its two steps, preprocess_frames(rgb) == clip_input(normalized_frames(rgb)):
+// the frames resized, rescaled and normalised (float [F, 3, h, w]; each frame on its own, so a
+// frame can be prepared alone as it is decoded, `clip_frames` then its clip's size), and what the
+// clip's frames become together (Qwen's patches over temporal pairs; the frames as they are otherwise).
+at::Tensor normalized_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
+VisualInput clip_input(const at::Tensor& normalized, const ImageSpec& spec);
+
 // Qwen2-VL's smart_resize: (height, width) as multiples of `factor` with height * width in
 // [min_pixels, max_pixels], aspect ratio kept as closely as possible. max_pixels may be fractional, as
 // qwen-vl-utils' per-frame video budget is (total_pixels / frames · 2): the scale is computed from it.

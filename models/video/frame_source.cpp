@@ -214,14 +214,35 @@ Frames read_npy_frames(const std::string& path, double target_fps) {
   return out;
 }
 
+// The next frame of `decoder`, prepared by `prepare` if there is one (on the decode thread).
+bool next_prepared(FrameDecoder& decoder, const FramePreparer& prepare, QueuedFrame& frame) {
+  if (!decoder.next(frame)) return false;
+  if (!prepare) return true;
+  try {
+    frame.prepared = prepare(frame.rgb.unsqueeze(0), decoder.expected);
+  } catch (const std::exception&) {
+    frame.prepared = at::Tensor();  // left to the reader's caller, which says what is wrong
+  }
+  return true;
+}
+
+// Frames [N, ...] of one tensor each: a single one as a view of its own (nothing copied, e.g. for
+// `svqa frames --out`, which writes frame by frame), more stacked; undefined if any is undefined.
+at::Tensor joined(const std::vector<at::Tensor>& each) {
+  if (each.empty() || std::any_of(each.begin(), each.end(), [](const at::Tensor& t) { return !t.defined(); }))
+    return at::Tensor();
+  return each.size() == 1 ? each.front() : at::cat(each);
+}
+
 // Frames of a decoder that runs ahead on its own thread (DecodeAhead), as many taken from its
 // queue as upcoming_time() looked at.
 class DecodingReader final : public FrameReader {
  public:
-  explicit DecodingReader(std::unique_ptr<FrameDecoder> decoder)
+  DecodingReader(std::unique_ptr<FrameDecoder> decoder, FramePreparer prepare)
       : decoder_(std::move(decoder)),
+        prepare_(std::move(prepare)),
         stamped_at_pts_(decoder_->stamped_at_pts),
-        ahead_queue_([d = decoder_.get()](QueuedFrame& f) { return d->next(f); }, kQueueBytes) {
+        ahead_queue_([this](QueuedFrame& f) { return next_prepared(*decoder_, prepare_, f); }, kQueueBytes) {
     fps_ = decoder_->fps;
     expected_ = decoder_->expected;
   }
@@ -236,15 +257,17 @@ class DecodingReader final : public FrameReader {
     Frames out;
     out.fps = fps_;
     out.first = position_;
-    std::vector<at::Tensor> rgb;
+    std::vector<at::Tensor> rgb, prepared;
     for (int64_t i = 0; i < count && !ahead_.empty(); ++i) {
       QueuedFrame& f = ahead_.front();
-      rgb.push_back(std::move(f.rgb));
+      rgb.push_back(f.rgb.unsqueeze(0));
+      prepared.push_back(std::move(f.prepared));
       out.timestamps.push_back(f.stamp);
       if (!stamped_at_pts_) out.presented.push_back(f.presented);
       ahead_.pop_front();
     }
-    if (!rgb.empty()) out.rgb = at::stack(rgb);
+    out.rgb = joined(rgb);
+    if (prepare_) out.prepared = joined(prepared), out.prepared_clip_frames = expected_;
     position_ += static_cast<int64_t>(rgb.size());
     return out;
   }
@@ -261,6 +284,7 @@ class DecodingReader final : public FrameReader {
   }
 
   std::unique_ptr<FrameDecoder> decoder_;
+  const FramePreparer prepare_;
   const bool stamped_at_pts_;
   std::deque<QueuedFrame> ahead_;
   bool ended_ = false;
@@ -321,15 +345,17 @@ Frames read_frames(const std::string& path, double target_fps, const VideoSampli
   return read_all(*open_decoder(path, target_fps, kind == SourceKind::Directory, sampling));
 }
 
-std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, const VideoSampling& sampling) {
+std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, const VideoSampling& sampling,
+                                               FramePreparer prepare) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return held_frame_reader(read_npy_frames(path, target_fps));
-  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, sampling));
+  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, sampling),
+                                          std::move(prepare));
 }
 
 std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector) {
   (void)source_kind(path, 1.0);  // "file not found" as the others say it
-  return std::make_unique<DecodingReader>(std::make_unique<VideoDecoder>(path, selector));
+  return std::make_unique<DecodingReader>(std::make_unique<VideoDecoder>(path, selector), FramePreparer());
 }
 
 std::unique_ptr<FrameReader> held_frame_reader(Frames frames) { return std::make_unique<HeldReader>(std::move(frames)); }

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ struct Frames {
   // When each frame is presented (a video's PTS, s from the stream's start); empty: the timestamps
   // (sources without PTS, and videos under the presented rule, whose timestamps are their PTS).
   std::vector<double> presented{};
+  // The frames as the model takes them, [N, ...], made as they were decoded (a reader given a
+  // FramePreparer), for a clip of `prepared_clip_frames` frames; undefined where they were not.
+  at::Tensor prepared{};
+  int64_t prepared_clip_frames = 0;
 
   // Frame i's presentation time.
   double presented_at(size_t i) const { return presented.empty() ? timestamps[i] : presented[i]; }
@@ -56,10 +61,17 @@ class FrameReader {
   int64_t expected_ = 0, position_ = 0;
 };
 
+// A frame ([1, H, W, 3] uint8) as the model takes it ([1, ...]), for a clip of `clip_frames`
+// frames (the source's expected frame count): a backbone's resize and normalisation, run on the
+// decode thread. A frame it throws on is left unprepared (its reader's caller prepares it, and
+// says what is wrong where it would have).
+using FramePreparer = std::function<at::Tensor(const at::Tensor& rgb, int64_t clip_frames)>;
+
 // `path` as read_frames takes it. Throws as read_frames when the source cannot be opened.
-// Decoding runs on a thread of its own, a bounded queue of frames ahead of the reader.
+// Decoding (and `prepare`, if given: Frames::prepared) runs on a thread of its own, a bounded
+// queue of frames ahead of the reader.
 std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps,
-                                               const VideoSampling& sampling = {});
+                                               const VideoSampling& sampling = {}, FramePreparer prepare = {});
 // A video file sampled by a selector made once the file is open (an index rule: index_selector).
 std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector);
 // Frames already in memory (e.g. resampled), handed out as views.

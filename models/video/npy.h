@@ -35,12 +35,15 @@ class NpyWriter {
  private:
   std::vector<int64_t> shape(int64_t rows) const;
   void write(const std::string& bytes);
+  void write(const void* data, size_t size);
+  void start_writeback();
 
   std::string path_, temporary_;
   std::FILE* file_ = nullptr;
   at::ScalarType dtype_ = at::kByte;
   std::vector<int64_t> row_shape_;
   int64_t rows_ = 0;
+  int64_t written_back_ = 0;  // bytes the kernel was asked to write back (start_writeback)
 };
 
 }  // namespace svqa

@@ -73,6 +73,17 @@ Turn turn_of(const AVStream* st, const std::string& path, int& degrees) {
   return m[4] < 0 ? Turn::VFlip : Turn::None;
 }
 
+// swscale's flags for a frame of `format` and `width` to RGB: point-sampled chroma, as PyAV and ffmpeg
+// convert. 4:2:0 and 4:2:2 frames whose width is a multiple of 8 take swscale's SIMD converter, which
+// PyAV's to_ndarray takes (7x faster than the accurate path on 720p; docs/performance.md); other
+// widths and formats take the accurate path, since FFmpeg 5.1's SIMD converter leaves a row's last
+// width % 8 pixels unwritten. Either way within 2 levels of PyAV with subsampled
+// chroma, and equal to it with full chroma (tests/python/test_video_files.py).
+int conversion_flags_for(AVPixelFormat format, int width) {
+  const bool simd = (format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUV422P) && width % 8 == 0;
+  return simd ? SWS_POINT : SWS_POINT | SWS_ACCURATE_RND;
+}
+
 // `rgb` [H, W, 3] turned as FFmpeg's transpose / hflip / vflip filters turn it.
 at::Tensor turned(const at::Tensor& rgb, Turn turn) {
   switch (turn) {
@@ -145,13 +156,11 @@ struct VideoFile::State {
     if (ts == AV_NOPTS_VALUE) ts = last_ts == AV_NOPTS_VALUE ? start : last_ts + interval;
     return last_ts = ts;
   }
+  int conversion_flags() const { return conversion_flags_for(static_cast<AVPixelFormat>(frame->format), frame->width); }
   at::Tensor to_rgb() {
-    // Point-sampled chroma, accurate rounding: the frames of today's ffmpeg and PyAV, exactly with full
-    // chroma, within 2 levels with subsampled chroma. (FFmpeg 5.1's default fast path leaves the last
-    // columns unwritten where the width is not a multiple of 8.)
     sws = sws_getCachedContext(sws, frame->width, frame->height, static_cast<AVPixelFormat>(frame->format),
-                               frame->width, frame->height, AV_PIX_FMT_RGB24, SWS_POINT | SWS_ACCURATE_RND, nullptr,
-                               nullptr, nullptr);
+                               frame->width, frame->height, AV_PIX_FMT_RGB24, conversion_flags(), nullptr, nullptr,
+                               nullptr);
     if (!sws)
       throw video_error(path, std::string("cannot convert pixel format ") +
                                   av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame->format)) + " to RGB");
