@@ -46,4 +46,24 @@ std::string context_window_problem(const std::string& encoder, const EncoderProv
          "per-frame blocks";
 }
 
+std::string snapshot_problem(const std::string& encoder, const EncoderTraits& traits) {
+  const std::string head = "encoding.type " + encoder;
+  switch (traits.memory) {
+    case MemoryWrites::Appends: return "";
+    case MemoryWrites::Rewrites:
+      return head + " evicts and rewrites the blocks it added, which a memory snapshot (a log of the blocks each "
+                    "call adds) cannot replay: leave memory.cache empty";
+    case MemoryWrites::AtQuestion:
+      return head + " builds its memory at each question, so there is nothing to save before it: leave "
+                    "memory.cache empty";
+  }
+  return "";
+}
+
+std::string codec_problem(const std::string& encoder, const EncoderTraits& traits, const std::string& codec) {
+  if (codec == "identity" || traits.memory != MemoryWrites::AtQuestion) return "";
+  return "encoding.type " + encoder + " answers each question from a bank it builds at the question, which " +
+         "stream.kv_codec (" + codec + ") never codes: use kv_codec: identity";
+}
+
 }  // namespace svqa

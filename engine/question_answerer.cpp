@@ -25,9 +25,10 @@ at::Tensor embed_text(Backbone& backbone, const std::string& text) {
 }
 
 // The encoder's answer window (ReKV's fallback) with its sinks on the model's device; n_local 0: none.
-SinkWindow sink_window(Backbone& backbone, const EncodingStrategy& encoder, const RotaryEmbedding& rope) {
+SinkWindow sink_window(Backbone& backbone, const EncodingStrategy& encoder, const EncoderTraits& traits,
+                       const RotaryEmbedding& rope) {
   SinkWindow w;
-  w.n_local = encoder.answer_window();
+  w.n_local = traits.answer_window;
   if (w.n_local <= 0) return w;
   const auto& sinks = encoder.sinks();
   for (size_t l = 0; l < sinks.keys.size(); ++l) {
@@ -39,9 +40,9 @@ SinkWindow sink_window(Backbone& backbone, const EncodingStrategy& encoder, cons
 }
 
 // Encode positions of the stream's blocks, for the contiguous policy, when they tile one stream.
-std::vector<at::Tensor> stream_slots(const EncodingStrategy& encoder, const MemoryBank& bank) {
+std::vector<at::Tensor> stream_slots(const EncoderTraits& traits, const MemoryBank& bank) {
   std::vector<at::Tensor> slots;
-  if (encoder.blocks_tile_stream())
+  if (traits.blocks_tile_stream)
     for (int64_t id = 0; id < bank.size(); ++id) slots.push_back(bank.info(id).positions);
   return slots;
 }
@@ -166,16 +167,16 @@ void decode(Backbone& backbone, FullContextDecoder& decoder, int64_t max_new_tok
 
 }  // namespace
 
-Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
-                       RetrievalStrategy& retrieval, const QuestionInfo& question, const std::string& prompt,
-                       const AnswerOptions& options) {
+Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const EncoderTraits& traits,
+                       const MemoryBank& bank, RetrievalStrategy& retrieval, const QuestionInfo& question,
+                       const std::string& prompt, const AnswerOptions& options) {
   // Everything before the prefill (the setup, the prompt's embedding, retrieval) counts as retrieval.
   std::optional<OpPhaseScope> retrieval_phase(OpPhase::retrieval);
   Answer answer;
-  answer.policy = options.policy.value_or(encoder.position_policy());
+  answer.policy = options.policy.value_or(traits.policy_on(!backbone.manifest().text.mrope_section.empty()));
   const auto rope = text_rotary(backbone.manifest());
-  AnswerSetup setup{backbone, encoder, bank, rope, answer.policy, stream_slots(encoder, bank),
-                    sink_window(backbone, encoder, rope)};
+  AnswerSetup setup{backbone, encoder, bank, rope, answer.policy, stream_slots(traits, bank),
+                    sink_window(backbone, encoder, traits, rope)};
   const auto t0 = std::chrono::steady_clock::now();
   const at::Tensor prompt_embeds = embed_text(backbone, prompt);
   const int64_t prompt_room = prompt_embeds.size(0) + options.max_new_tokens;

@@ -15,6 +15,7 @@
 
 #include "core/memory/context_assembler.h"
 #include "core/memory/memory_bank.h"
+#include "engine/memory_contract.h"
 #include "engine/strategy.h"
 
 namespace svqa {
@@ -22,7 +23,7 @@ namespace svqa {
 class Backbone;
 
 struct AnswerOptions {
-  std::optional<PositionPolicy> policy;  // none: the encoder's own (EncodingStrategy::position_policy)
+  std::optional<PositionPolicy> policy;  // none: the encoder's own (EncoderTraits::position_policy)
   int64_t max_new_tokens = 16;
 };
 
@@ -40,9 +41,11 @@ struct Answer {
 };
 
 // `prompt` is the full answer prompt text (question, options, chat tokens) placed after the
-// retrieved context; `question.text` is what the retrieval pass runs.
-Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const MemoryBank& bank,
-                       RetrievalStrategy& retrieval, const QuestionInfo& question, const std::string& prompt,
-                       const AnswerOptions& options);
+// retrieved context; `question.text` is what the retrieval pass runs. `traits`: what the encoder's
+// registration declares (engine/registries.h's encoder_traits): its position policy, whether its
+// blocks tile the stream, its answer window.
+Answer answer_question(Backbone& backbone, const EncodingStrategy& encoder, const EncoderTraits& traits,
+                       const MemoryBank& bank, RetrievalStrategy& retrieval, const QuestionInfo& question,
+                       const std::string& prompt, const AnswerOptions& options);
 
 }  // namespace svqa

@@ -1,10 +1,13 @@
 #pragma once
-// The two plugin interfaces. A strategy is one file in strategies/encoding/ or strategies/retrieval/,
-// registered in that folder's register_builtin.cpp with a typed options struct.
+// The two plugin interfaces. A strategy is one folder in strategies/encoding/ or strategies/retrieval/,
+// registered in that folder's register_builtin.cpp with a typed options struct and what it declares
+// (engine/memory_contract.h: an encoder's EncoderProvides and EncoderTraits, a retrieval's RetrievalNeeds).
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -18,6 +21,11 @@ namespace svqa {
 class Backbone;
 
 // Frames → blocks in the bank. Owns its working state (sinks, local window) for the current stream.
+// Its operations only: what it does to memory (appends or rewrites blocks, builds the memory at the
+// question, reads visual tokens) and how it is answered from (position policy, answer window) are
+// its EncoderTraits, declared with its registration (engine/memory_contract.h), from which the run
+// and validation derive snapshots, the codec and retrieval. A new virtual here is forwarded in
+// EncoderWrapper below, the one place that forwards.
 class EncodingStrategy {
  public:
   virtual ~EncodingStrategy() = default;
@@ -28,34 +36,45 @@ class EncodingStrategy {
   virtual const SinkKv& sinks() const = 0;
   // Position the next visual token of the stream would get (first row): the end of the stream so far.
   virtual int64_t next_position() const = 0;
-  // A question is about to be answered from the bank (every frame up to its time is encoded):
-  // the last chance to change the bank before retrieval, e.g. StreamKV encodes its open segment.
-  virtual void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+  // A question is about to be answered (every frame up to its time is encoded): the last chance to
+  // change the bank before retrieval (StreamKV encodes its open segment). Returns the bank the
+  // question is answered from when the encoder builds one for it (EncoderTraits's AtQuestion:
+  // fresh_frames' N frames prefilled afresh; the time this call took is then part of the question's
+  // time to first token), valid until the next call; nullptr: the stream's.
+  virtual const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
     (void)backbone, (void)question, (void)bank;
+    return nullptr;
   }
-  // Whether encode() reads the units' visual tokens; false (fresh_frames, which runs vision on the frames
-  // it feeds at the question) spares the vision tower while the stream plays: units come with their
-  // frames, spans and positions, and undefined tokens.
-  virtual bool needs_visual_tokens() const { return true; }
-  // A bank built for the current question by before_question (fresh_frames: its N frames prefilled
-  // afresh), answered from instead of the stream's; the time before_question took is then part of
-  // the question's time to first token. nullptr: the stream's bank.
-  virtual const MemoryBank* question_bank() const { return nullptr; }
   // Fields of its own for the question's record, written under "extra" in predictions.jsonl
   // (key them by the strategy's name). Called after the question is answered.
   virtual void add_record_fields(nlohmann::json& extra) const { (void)extra; }
-  // Whether the stream's memory can be saved and replayed (engine/snapshot): false where the
-  // memory a question reads is built at the question from frames (fresh_frames' question_bank).
-  virtual bool memory_snapshots() const { return true; }
-  // How retrieved blocks are placed at answer time unless the experiment names a policy.
-  virtual PositionPolicy position_policy() const { return PositionPolicy::Contiguous; }
-  // Whether the bank's blocks, in id order, each sit at their own place in one stream: the
-  // `contiguous` policy then reuses their positions as slots. False where blocks overlap (MuKV).
-  virtual bool blocks_tile_stream() const { return true; }
-  // ReKV's question-answering fallback: past this many context tokens (sinks first) the answer's
-  // passes attend as the encoding window does (sinks + a sliding window; core/nn/sink_window.h).
-  // 0: plain causal attention however long the context.
-  virtual int64_t answer_window() const { return 0; }
+};
+
+// An encoding strategy that runs another one (owned, or not): every call goes to `inner`. A wrapper
+// (ReducingEncoder, engine/snapshot's recorder) derives from it and overrides only the calls it changes.
+class EncoderWrapper : public EncodingStrategy {
+ public:
+  explicit EncoderWrapper(EncodingStrategy& inner) : inner_(inner) {}
+  explicit EncoderWrapper(std::unique_ptr<EncodingStrategy> owned) : owned_(std::move(owned)), inner_(*owned_) {}
+
+  void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override {
+    inner_.begin_stream(backbone, sink_ids, bank);
+  }
+  void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override {
+    inner_.encode(backbone, units, bank);
+  }
+  const SinkKv& sinks() const override { return inner_.sinks(); }
+  int64_t next_position() const override { return inner_.next_position(); }
+  const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override {
+    return inner_.prepare_for_question(backbone, question, bank);
+  }
+  void add_record_fields(nlohmann::json& extra) const override { inner_.add_record_fields(extra); }
+
+  EncodingStrategy& inner() const { return inner_; }
+
+ private:
+  std::unique_ptr<EncodingStrategy> owned_;  // before inner_: built first
+  EncodingStrategy& inner_;
 };
 
 // Question → blocks per layer. `select` is called inside the retrieval pass at every layer, with

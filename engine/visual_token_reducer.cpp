@@ -53,11 +53,12 @@ std::vector<VisualUnit> reduce_units(VisualTokenReducer& reducer, const std::vec
 
 void ReducingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   reducer_->begin_stream();
-  inner_->begin_stream(backbone, sink_ids, bank);
+  EncoderWrapper::begin_stream(backbone, sink_ids, bank);
 }
 
 void ReducingEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
-  inner_->encode(backbone, reduce_units(*reducer_, units, !backbone.manifest().text.mrope_section.empty()), bank);
+  const bool mrope = !backbone.manifest().text.mrope_section.empty();
+  EncoderWrapper::encode(backbone, reduce_units(*reducer_, units, mrope), bank);
 }
 
 }  // namespace svqa

@@ -36,33 +36,20 @@ class VisualTokenReducer {
 // unit's first position, else kept per kept token. Units without tokens pass through.
 std::vector<VisualUnit> reduce_units(VisualTokenReducer& reducer, const std::vector<VisualUnit>& units, bool mrope);
 
-// An encoding strategy behind a reducer: every call goes to `inner`, encode() with reduced units.
-class ReducingEncoder : public EncodingStrategy {
+// An encoding strategy behind a reducer: every call goes to `inner`, encode() with reduced units. Its
+// traits are the registration's (StreamingTOM declares ReKV's window's, reading visual tokens).
+class ReducingEncoder final : public EncoderWrapper {
  public:
   ReducingEncoder(std::unique_ptr<VisualTokenReducer> reducer, std::unique_ptr<EncodingStrategy> inner)
-      : reducer_(std::move(reducer)), inner_(std::move(inner)) {}
+      : EncoderWrapper(std::move(inner)), reducer_(std::move(reducer)) {}
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
-  const SinkKv& sinks() const override { return inner_->sinks(); }
-  int64_t next_position() const override { return inner_->next_position(); }
-  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override {
-    inner_->before_question(backbone, question, bank);
-  }
-  bool needs_visual_tokens() const override { return true; }  // the reducer reads them
-  const MemoryBank* question_bank() const override { return inner_->question_bank(); }
-  void add_record_fields(nlohmann::json& extra) const override { inner_->add_record_fields(extra); }
-  bool memory_snapshots() const override { return inner_->memory_snapshots(); }
-  PositionPolicy position_policy() const override { return inner_->position_policy(); }
-  bool blocks_tile_stream() const override { return inner_->blocks_tile_stream(); }
-  int64_t answer_window() const override { return inner_->answer_window(); }
 
-  const EncodingStrategy& inner() const { return *inner_; }
   VisualTokenReducer& reducer() { return *reducer_; }
 
  private:
   std::unique_ptr<VisualTokenReducer> reducer_;
-  std::unique_ptr<EncodingStrategy> inner_;
 };
 
 }  // namespace svqa

@@ -23,6 +23,7 @@
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/hermes/hierarchy.h"
 #include "strategies/encoding/hermes/layer_shrink.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/retrieval/memory_as_is/memory_as_is.h"
 #include "tests/strategy_fixtures.h"
 
@@ -190,7 +191,8 @@ TEST_CASE("HERMES holds at most its budget in every layer after every frame", "[
       CHECK(at::equal(std::get<0>(p.sort()), p));
     }
     MemoryAsIs as_is;
-    const auto answer = answer_question(backbone, encoder, bank, as_is, {"q", "What happens?", 20.0},
+    const auto answer = answer_question(backbone, encoder, builtin_encoder_traits("hermes", budget_of(budget)), bank,
+                                        as_is, {"q", "What happens?", 20.0},
                                         "\nWhat happens?<|im_end|>\n<|im_start|>assistant\n", {std::nullopt, 2});
     CHECK(answer.policy == PositionPolicy::Original);
     for (int64_t l = 0; l < layers; ++l) CHECK(answer.context_tokens[static_cast<size_t>(l)] == sinks + budget);

@@ -21,6 +21,7 @@
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/infinipot_v/tar_van.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/memory_as_is/memory_as_is.h"
 #include "tests/strategy_fixtures.h"
@@ -158,7 +159,8 @@ TEST_CASE("InfiniPot-V's cache never exceeds its cap and is compacted in place p
   CHECK(bank.accounting().blocks == layers + 1);
 
   MemoryAsIs as_is;
-  const auto answer = answer_question(backbone, encoder, bank, as_is, {"q", "What happens?", 11.0},
+  const auto answer = answer_question(backbone, encoder, builtin_encoder_traits("infinipot_v", capped(cap, keep)), bank,
+                                      as_is, {"q", "What happens?", 11.0},
                                       "\nWhat happens?<|im_end|>\n<|im_start|>assistant\n", {std::nullopt, 3});
   CHECK(answer.policy == PositionPolicy::Original);
   for (int64_t l = 0; l < layers; ++l)

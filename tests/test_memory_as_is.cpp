@@ -12,6 +12,7 @@
 #include "engine/question_answerer.h"
 #include "engine/visual_units.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/baselines/baselines.h"
 #include "strategies/retrieval/memory_as_is/memory_as_is.h"
@@ -42,8 +43,9 @@ TEST_CASE("memory_as_is answers from every stored block without a retrieval pass
   for (const auto policy : {PositionPolicy::Contiguous, PositionPolicy::Original}) {
     TimeBaseline all(TimeBaseline::Rule::All, 0);
     const QuestionInfo question{"q", "What happens in the video?", 10.0};
-    const auto want = answer_question(backbone, encoder, bank, all, question, prompt, {policy, 4});
-    const auto got = answer_question(backbone, encoder, bank, as_is, question, prompt, {policy, 4});
+    const auto traits = builtin_encoder_traits("rekv_sliding_window", RekvOptions{1000000});
+    const auto want = answer_question(backbone, encoder, traits, bank, all, question, prompt, {policy, 4});
+    const auto got = answer_question(backbone, encoder, traits, bank, as_is, question, prompt, {policy, 4});
     CHECK(got.selected == want.selected);
     CHECK(got.context_tokens == want.context_tokens);
     CHECK(at::equal(got.prompt_logits, want.prompt_logits));

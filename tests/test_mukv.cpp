@@ -19,6 +19,7 @@
 #include "models/video/npy.h"
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/mukv/mukv_multigrain.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/retrieval/mukv/mukv_semi_hierarchical.h"
 #include "tests/strategy_fixtures.h"
 
@@ -52,6 +53,7 @@ struct Stream {
   Prompts prompts;
   MemoryBank bank;
   MukvMultigrain encoder;
+  EncoderTraits traits;  // its registration's
   VisualUnitMaker maker;
   int64_t encoded = 0;
 
@@ -60,7 +62,8 @@ struct Stream {
         frames(std::move(f)),
         prompts(prompts_for(backbone, "What happens?")),
         bank({backbone.num_layers(), at::kCPU, -1, ""}),
-        encoder(std::move(options)),
+        encoder(options),
+        traits(builtin_encoder_traits("mukv_multigrain", options)),
         maker(backbone, frames) {
     at::set_num_threads(1);  // a tiny model: worker threads would only spin
     encoder.begin_stream(backbone, prompts.sinks, bank);
@@ -72,8 +75,8 @@ struct Stream {
   Answer ask(const MukvRetrievalOptions& options, std::optional<PositionPolicy> policy = std::nullopt) {
     MukvRetrieval retrieval(options);
     const QuestionInfo question{"q", "What happens in the video?", frames.timestamps[static_cast<size_t>(encoded - 1)]};
-    encoder.before_question(backbone, question, bank);
-    return answer_question(backbone, encoder, bank, retrieval, question, prompts.answer, {policy, 1});
+    encoder.prepare_for_question(backbone, question, bank);
+    return answer_question(backbone, encoder, traits, bank, retrieval, question, prompts.answer, {policy, 1});
   }
   nlohmann::json record() const {
     nlohmann::json extra = nlohmann::json::object();
@@ -199,7 +202,7 @@ TEST_CASE("MuKV segment leftovers at a question: carried into the next segment, 
     options.segment_leftovers = leftovers;
     Stream s("llava_onevision_196", test::random_frames(10, 32, 32, 0.5), options);
     s.encode(6);
-    s.encoder.before_question(s.backbone, {"q", "?", 10.0}, s.bank);
+    s.encoder.prepare_for_question(s.backbone, {"q", "?", 10.0}, s.bank);
     CHECK(s.record()["frames_awaiting_segment"] == (leftovers == "carry" ? 2 : 0));
     CHECK(s.record()["frames_dropped_from_segments"] == (leftovers == "carry" ? 0 : 2));
     s.encode(4);

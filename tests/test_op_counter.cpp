@@ -11,6 +11,7 @@
 #include "engine/visual_units.h"
 #include "core/nn/op_counter.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
@@ -67,7 +68,8 @@ TEST_CASE("a ReKV frame's encode and a question's retrieval wait on no device", 
   // 3 of the 8 blocks retrieved: the top-k's choice is read, not every block taken.
   InternalRetrieval retrieval({3, 1, "dot"});
   counter.reset();
-  const auto answer = answer_question(backbone, encoder, bank, retrieval, {"q", "What happens in the video?", 10.0},
+  const auto answer = answer_question(backbone, encoder, builtin_encoder_traits("rekv_sliding_window", RekvOptions{20}),
+                                      bank, retrieval, {"q", "What happens in the video?", 10.0},
                                       "\nWhat happens?<|im_end|>\n<|im_start|>assistant\n", {std::nullopt, 1});
   CHECK(answer.selected.front().size() == 3);
   CHECK(counter.counts(OpPhase::retrieval).ops > 0);

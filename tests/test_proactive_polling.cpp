@@ -18,6 +18,7 @@
 #include "benchmarks/datasets/streamingbench_proactive.h"
 #include "app/run/proactive_polling.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/internal/internal.h"
 #include "tests/strategy_fixtures.h"
@@ -114,7 +115,8 @@ TEST_CASE("proactive polls interleave over one memory and stop at the first yes"
   const auto sinks = backbone.tokenizer().encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n");
   StreamEncoding stream(backbone, encoder, retrieval, held_frame_reader(test::random_frames(12, 48, 48, 1.0)), sinks,
                         test::cpu_bank(backbone.num_layers()), 4, FrameRule::Exclusive, 1.0);
-  const QuestionStep step{backbone, encoder, retrieval, benchmark, "{question}<|im_end|>\n<|im_start|>assistant\n",
+  const QuestionStep step{backbone, encoder, builtin_encoder_traits("rekv_sliding_window", RekvOptions{1000000}),
+                          retrieval, benchmark, "{question}<|im_end|>\n<|im_start|>assistant\n",
                           {std::nullopt, 2}, false, 0};
   const auto dir = std::filesystem::temp_directory_path() / ("svqa_proactive_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

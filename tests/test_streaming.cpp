@@ -13,6 +13,7 @@
 #include "models/backbones/deepstack.h"
 #include "models/backbones/full_context.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/baselines/baselines.h"
 #include "strategies/retrieval/internal/internal.h"
@@ -53,8 +54,9 @@ TEST_CASE("ReKV with the stream in its window and all blocks retrieved equals th
       REQUIRE(bank.size() == (qwen ? 3 : 6));
 
       InternalRetrieval retrieval({64, 1, "dot"});
-      const auto answer = answer_question(backbone, encoder, bank, retrieval, {"q", "What happens in the video?", 10.0},
-                                          prompt, {policy, 5});
+      const auto answer = answer_question(backbone, encoder,
+                                          builtin_encoder_traits("rekv_sliding_window", RekvOptions{1000000}), bank,
+                                          retrieval, {"q", "What happens in the video?", 10.0}, prompt, {policy, 5});
 
       // The reference: one causal forward over [sinks | every unit | prompt], DeepStack at the units' rows.
       std::vector<at::Tensor> embeds{embed_ids(backbone, sink_ids)}, positions{text_positions(0, sink_ids.size())};

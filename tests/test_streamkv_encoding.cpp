@@ -19,6 +19,7 @@
 #include "core/nn/attention.h"
 #include "models/backbones/full_context.h"
 #include "models/backbones/torchscript_backbone.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/encoding/streamkv/streamkv_segments.h"
 #include "strategies/retrieval/baselines/baselines.h"
 #include "strategies/retrieval/internal/internal.h"
@@ -48,7 +49,7 @@ std::vector<VisualUnit> encode_all(Backbone& backbone, StreamkvSegments& encoder
     encoder.encode(backbone, units, bank);
     all.insert(all.end(), units.begin(), units.end());
   }
-  encoder.before_question(backbone, QuestionInfo{"q", "", 1e9}, bank);
+  encoder.prepare_for_question(backbone, QuestionInfo{"q", "", 1e9}, bank);
   return all;
 }
 
@@ -116,7 +117,8 @@ TEST_CASE("StreamKV without compression, stream in the window, every block retri
       StreamkvLayerAdaptive adaptive({64, 0.5, true, 8, 128, false});
       for (RetrievalStrategy* retrieval : {static_cast<RetrievalStrategy*>(&everything),
                                            static_cast<RetrievalStrategy*>(&adaptive)}) {
-        const auto answer = answer_question(backbone, encoder, bank, *retrieval, {"q", "What happens?", 100.0}, prompt,
+        const auto answer = answer_question(backbone, encoder, builtin_encoder_traits("streamkv_segments", o), bank,
+                                            *retrieval, {"q", "What happens?", 100.0}, prompt,
                                             {PositionPolicy::Contiguous, 4});
         for (const auto& layer : answer.selected) CHECK(layer.size() == static_cast<size_t>(bank.size()));
         CHECK((answer.prompt_logits - logits).abs().max().item<float>() <= 1e-4);
@@ -230,7 +232,9 @@ TEST_CASE("StreamKV guidance compression: video K/V as without it, per-layer cou
     InternalRetrieval internal({4, 2, "dot"});
     for (RetrievalStrategy* r : {static_cast<RetrievalStrategy*>(&everything), static_cast<RetrievalStrategy*>(&recent),
                                  static_cast<RetrievalStrategy*>(&adaptive), static_cast<RetrievalStrategy*>(&internal)}) {
-      const auto answer = answer_question(backbone, compressed, bank, *r, {"q", "What happens?", 100.0},
+      const auto answer = answer_question(backbone, compressed,
+                                          builtin_encoder_traits("streamkv_segments", options("uniform", 1, 4, 0.99, 0.5)),
+                                          bank, *r, {"q", "What happens?", 100.0},
                                           "\nWhat?<|im_end|>\n", {PositionPolicy::Contiguous, 2});
       for (int64_t l = 0; l < layers; ++l)
         for (const int64_t id : answer.selected[l]) CHECK(bank.in_layer(id, l));

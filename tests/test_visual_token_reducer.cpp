@@ -6,7 +6,10 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/visual_token_reducer.h"
 #include "tests/strategy_fixtures.h"
@@ -33,7 +36,7 @@ class Unordered final : public VisualTokenReducer {
   }
 };
 
-// Records what it is given.
+// Records what it is given; answers each call with a value of its own.
 class RecordingEncoder final : public EncodingStrategy {
  public:
   void begin_stream(Backbone&, const std::vector<int64_t>& ids, MemoryBank&) override { sink_ids = ids; }
@@ -42,9 +45,14 @@ class RecordingEncoder final : public EncodingStrategy {
   }
   const SinkKv& sinks() const override { return sinks_; }
   int64_t next_position() const override { return 42; }
-  int64_t answer_window() const override { return 7; }
+  const MemoryBank* prepare_for_question(Backbone&, const QuestionInfo& question, MemoryBank& bank) override {
+    asked.push_back(question.id);
+    return &bank;
+  }
+  void add_record_fields(nlohmann::json& extra) const override { extra["inner"] = true; }
   std::vector<int64_t> sink_ids;
   std::vector<VisualUnit> seen;
+  std::vector<std::string> asked;
 
  private:
   SinkKv sinks_;
@@ -97,9 +105,14 @@ TEST_CASE("ReducingEncoder: the inner encoder gets the reduced units and answers
   REQUIRE(in.seen.size() == 1);
   CHECK(at::equal(in.seen[0].tokens, at::tensor({2.f, 4.f}).view({2, 1})));
   CHECK(at::equal(in.seen[0].positions, at::arange(3, 5, at::kLong).unsqueeze(0).expand({3, 2})));
+  // Every other call is the inner encoder's (EncoderWrapper), with nothing forwarded by ReducingEncoder.
   CHECK(encoder.next_position() == 42);
-  CHECK(encoder.answer_window() == 7);
-  CHECK(encoder.needs_visual_tokens());
+  CHECK(&encoder.sinks() == &in.sinks());
+  CHECK(encoder.prepare_for_question(backbone, {"q1", "?", 1.0}, bank) == &bank);
+  CHECK(in.asked == std::vector<std::string>{"q1"});
+  nlohmann::json extra = nlohmann::json::object();
+  encoder.add_record_fields(extra);
+  CHECK(extra == nlohmann::json{{"inner", true}});
 }
 
 }  // namespace svqa

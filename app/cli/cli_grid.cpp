@@ -19,6 +19,7 @@
 #include "core/config/grid.h"
 #include "core/config/path_check.h"
 #include "app/run/progress.h"
+#include "engine/registries.h"
 #include "models/loading/torch_error.h"
 
 namespace svqa {
@@ -47,11 +48,13 @@ std::string run_grid_task(const ExperimentConfig& cfg, const Registries& registr
 // A grid's runs mostly vary what happens at question time: unless the file sets memory.cache (a
 // folder, or "" for none), they share one under the grid's results, so each stream is encoded once.
 // Only the header changes: the runs' configs, and so their folders' names, stay as written. A run
-// whose snapshots could not replay its bank is left out (validation refuses that pair).
-void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::string& dir) {
+// whose memory snapshots could not replay (its encoder's traits, its codec: validation refuses a cache
+// set there) is left out.
+void share_memory_cache(std::vector<ExperimentConfig>& configs, const std::string& dir,
+                        const RegistrySections& registries) {
   for (auto& cfg : configs) {
     const ConfigNode* memory = cfg.resolved.find("memory");
-    if ((!memory || !memory->find("cache")) && cfg.header.stream.snapshots_can_replay()) cfg.header.memory.cache = dir;
+    if ((!memory || !memory->find("cache")) && memory_snapshots_fit(cfg, registries)) cfg.header.memory.cache = dir;
   }
 }
 
@@ -105,7 +108,7 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();
   if (args.count("devices")) return run_grid_on_devices(args, path, configs);
   if (!args.count("list")) write_grid_listing(grid_dir, path, runs);
-  share_memory_cache(configs, grid_dir + "/memory_cache");
+  share_memory_cache(configs, grid_dir + "/memory_cache", registries.sections());
 
   const auto tasks = static_cast<int64_t>(runs.size()) * stream_shards;
   int errors = 0;

@@ -44,11 +44,10 @@ std::string prompt_for(const QuestionStep& step, const Question& q) {
   return prompt + step.benchmark.answer_prefix(q);
 }
 
-// The bank the question is answered from: the encoder's own for this question (built inside the
+// The bank the question is answered from: the encoder's own for this question (`own`, built inside the
 // window already), else the part of the stream's inside the window (`window`, when there is one), else the stream's.
-const MemoryBank& answered_bank(const QuestionStep& step, StreamEncoding& stream,
-                                const std::unique_ptr<MemoryBank>& window = nullptr) {
-  const MemoryBank* own = step.encoder.question_bank();
+const MemoryBank& answered_bank(StreamEncoding& stream, const MemoryBank* own,
+                                const std::unique_ptr<MemoryBank>& window) {
   return own ? *own : window ? *window : stream.bank();
 }
 
@@ -91,9 +90,10 @@ PredictionRecord fault_record(const std::string& stream_id, const Question& q, c
 
 namespace {
 
-// The one place the encoder hears of a question before retrieval reads the bank.
-void tell_encoder(const QuestionStep& step, StreamEncoding& stream, const Question& q) {
-  step.encoder.before_question(step.backbone, question_info(step, q), stream.bank());
+// The one place the encoder hears of a question before retrieval reads the bank; the bank it built
+// for the question, if it builds one.
+const MemoryBank* tell_encoder(const QuestionStep& step, StreamEncoding& stream, const Question& q) {
+  return step.encoder.prepare_for_question(step.backbone, question_info(step, q), stream.bank());
 }
 
 }  // namespace
@@ -114,11 +114,12 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
   double told_s = 0;  // what the encoder did when told of the question (StreamKV encodes its open segment)
   double window_s = 0;  // copying the blocks inside the context window: on the way to the first token
   std::unique_ptr<MemoryBank> window;
+  const MemoryBank* own = nullptr;  // the encoder's bank for this question
   try {
     auto t0 = std::chrono::steady_clock::now();
-    tell_encoder(step, stream, q);
+    own = tell_encoder(step, stream, q);
     told_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (info.window_start > 0 && !step.encoder.question_bank()) {
+    if (info.window_start > 0 && !own) {
       t0 = std::chrono::steady_clock::now();
       window = blocks_from(stream.bank(), info.window_start,
                            {step.backbone.num_layers(), step.backbone.device(), -1, ""});
@@ -126,8 +127,8 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     }
     AnswerOptions options = step.options;
     options.max_new_tokens = answer_length(step.options.max_new_tokens, q);
-    a = answer_question(step.backbone, step.encoder, answered_bank(step, stream, window), step.retrieval, info,
-                        prompt_for(step, q), options);
+    a = answer_question(step.backbone, step.encoder, step.traits, answered_bank(stream, own, window), step.retrieval,
+                        info, prompt_for(step, q), options);
   } catch (const EnvironmentError&) {  // the machine's failure: no record, the run stops, a rerun retries
     throw;
   } catch (const c10::Error& e) {  // a tensor op of a strategy: one line in the record, not a 20-line backtrace
@@ -136,10 +137,10 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     return error_record(stream_id, q, e.what());
   }
 
-  const MemoryBank& bank = answered_bank(step, stream, window);
+  const MemoryBank& bank = answered_bank(stream, own, window);
   // Context built at the question (fresh_frames' vision and prefill) is on the way to the first token;
   // work the encoder finished then (StreamKV's open segment) is encoding.
-  const bool built_at_question = step.encoder.question_bank() != nullptr;
+  const bool built_at_question = step.traits.memory == MemoryWrites::AtQuestion;
   PredictionRecord r = question_record(stream_id, q);
   r.options = q.options;
   r.reference = q.answer;
@@ -150,7 +151,7 @@ PredictionRecord answer_one(const QuestionStep& step, StreamEncoding& stream, co
     for (const int64_t id : layer) {
       const auto& b = bank.info(id);
       // An offline question is asked after the whole video: every frame is before it.
-      if (!stream.before_question(b, q.offline ? std::numeric_limits<double>::infinity() : q.time))
+      if (!stream.block_before_question(b, q.offline ? std::numeric_limits<double>::infinity() : q.time))
         throw std::logic_error("causality: block " + std::to_string(id) + " ends after its question");
       if (b.start_time < info.window_start)
         throw std::logic_error("context window: block " + std::to_string(id) + " starts before its question's window");

@@ -6,6 +6,7 @@
 
 #include "app/run/prediction_record.h"
 #include "engine/benchmark.h"
+#include "engine/memory_contract.h"
 #include "engine/question_answerer.h"
 #include "engine/strategy.h"
 #include "app/run/stream_encoding.h"
@@ -16,6 +17,7 @@ namespace svqa {
 struct QuestionStep {
   Backbone& backbone;
   EncodingStrategy& encoder;
+  EncoderTraits traits;  // what the encoder's registration declares (engine/registries.h)
   RetrievalStrategy& retrieval;
   const Benchmark& benchmark;
   std::string answer_prompt;  // the text after the retrieved video, with {question}

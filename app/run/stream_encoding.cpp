@@ -8,7 +8,8 @@ namespace svqa {
 
 StreamEncoding::StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
                                std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
-                               MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps)
+                               MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps,
+                               bool visual_tokens)
     : backbone_(backbone),
       encoder_(encoder),
       retrieval_(retrieval),
@@ -16,7 +17,8 @@ StreamEncoding::StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, Re
       bank_(std::move(bank_options)),
       frames_per_unit_(VisualUnitMaker::frames_per_unit_of(backbone)),
       rule_(rule),
-      fps_(fps) {
+      fps_(fps),
+      visual_tokens_(visual_tokens) {
   encoder_.begin_stream(backbone_, sink_ids, bank_);
   retrieval_.begin_stream();
   video_start_ = encoder_.sinks().size();
@@ -41,7 +43,7 @@ StreamEncoding::Step StreamEncoding::encode_until(double time, const ChunkDone& 
     video_end_ = chunk.timestamps.back() + 1.0 / chunk.fps;
     for (size_t i = 0; i < chunk.timestamps.size(); ++i) last_presented_ = std::max(last_presented_, chunk.presented_at(i));
     VisualUnitMaker units(backbone_, chunk, frames_->expected_frames());
-    const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position(), encoder_.needs_visual_tokens());
+    const auto batch = units.make(encoded_, count, video_start_, encoder_.next_position(), visual_tokens_);
     encoder_.encode(backbone_, batch, bank_);
     for (const auto& u : batch) retrieval_.observe(u);
     encoded_ += count;

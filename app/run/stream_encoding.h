@@ -24,10 +24,13 @@ class StreamEncoding {
   // A new stream: an empty bank, the encoder's sinks prefilled from `sink_ids`, retrieval reset.
   // `chunk_frames` frames go through the vision tower at a time (rounded down to whole units).
   // Frames come from `frames` as far as the questions need them (decoded as the stream advances),
-  // sampled at `fps`; `rule` says which frames come before a question.
+  // sampled at `fps`; `rule` says which frames come before a question. `visual_tokens`: whether the
+  // encoder reads the units' visual tokens (EncoderTraits::reads_visual_tokens, and not a snapshot's
+  // replay); false spares the vision tower.
   StreamEncoding(Backbone& backbone, EncodingStrategy& encoder, RetrievalStrategy& retrieval,
                  std::unique_ptr<FrameReader> frames, const std::vector<int64_t>& sink_ids,
-                 MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps);
+                 MemoryBankOptions bank_options, int64_t chunk_frames, FrameRule rule, double fps,
+                 bool visual_tokens = true);
 
   struct Step {
     double seconds = 0;  // wall time of this encode_until
@@ -40,7 +43,9 @@ class StreamEncoding {
   // stream) under the frame rule.
   Step encode_until(double time, const ChunkDone& chunk_done = {});
   // Whether a question at `time` may see all of block `b`'s frames (the run's causality check).
-  bool before_question(const KvBlock& b, double time) const { return block_before_question(rule_, fps_, b, time); }
+  bool block_before_question(const KvBlock& b, double time) const {
+    return svqa::block_before_question(rule_, fps_, b, time);
+  }
 
   // After the last frame: known once the source has been read to its end (encode_until past it).
   std::optional<double> video_end() const { return ended_ ? std::optional<double>(video_end_) : std::nullopt; }
@@ -63,6 +68,7 @@ class StreamEncoding {
   double last_presented_ = 0;  // the latest presentation time among the frames encoded
   FrameRule rule_;
   double fps_;
+  bool visual_tokens_ = true;
 };
 
 }  // namespace svqa

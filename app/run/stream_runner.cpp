@@ -96,6 +96,7 @@ class StreamRunner {
                                              runtime_for(cfg, registries.sections(), "backbone"))),
         encoder_(registries.encoding.create(component("encoding").type, component("encoding").options,
                                             runtime_for(cfg, registries.sections(), "encoding"))),
+        traits_(encoder_traits(cfg, registries.sections())),
         retrieval_(registries.retrieval.create(component("retrieval").type, component("retrieval").options,
                                                cfg.header.runtime)),
         prompts_(prompts_for(cfg.header.stream, *backbone_)),
@@ -199,10 +200,11 @@ class StreamRunner {
                                               prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
                                               frame_rule_from_name(cfg_.header.stream.frames_before_question,
                                                                    video_sampling().times),
-                                              cfg_.header.stream.fps);
+                                              cfg_.header.stream.fps,
+                                              traits_.reads_visual_tokens && !(snapshot && snapshot->replaying()));
     };
     auto encoding = fresh();
-    const QuestionStep step{*backbone_, encoder, *retrieval_, *benchmark_, prompts_.answer,
+    const QuestionStep step{*backbone_, encoder, traits_, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
                             cfg_.header.stream.record_logits, cfg_.header.stream.context_window_s};
     if (polled) {
@@ -330,6 +332,7 @@ class StreamRunner {
   const std::vector<Stream> streams_;
   std::unique_ptr<Backbone> backbone_;
   std::unique_ptr<EncodingStrategy> encoder_;
+  EncoderTraits traits_;  // what its registration declares it does to memory
   std::unique_ptr<RetrievalStrategy> retrieval_;
   const Prompts prompts_;
   PredictionLog predictions_;

@@ -24,6 +24,7 @@
 #include "models/backbones/torchscript_backbone.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
 #include "strategies/encoding/mukv/mukv_multigrain.h"
+#include "strategies/encoding/register_builtin.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/retrieval/internal/internal.h"
 #include "strategies/retrieval/memory_as_is/memory_as_is.h"
@@ -140,16 +141,27 @@ bool is_mukv(const StreamBenchOptions& o) {
   return o.method == "mukv";
 }
 
-std::unique_ptr<EncodingStrategy> make_encoder(const StreamBenchOptions& o) {
+// An encoder with what its registration declares it does to memory (answering reads that).
+struct BenchEncoder {
+  std::unique_ptr<EncodingStrategy> strategy;
+  EncoderTraits traits;
+};
+
+template <class Strategy, class Options>
+BenchEncoder bench_encoder(const std::string& name, const Options& options) {
+  return {std::make_unique<Strategy>(options), builtin_encoder_traits(name, options)};
+}
+
+BenchEncoder make_encoder(const StreamBenchOptions& o) {
   if (is_mukv(o)) {
     // The harness hands frames over one unit at a time, and `drop` (the default) cuts segments per
     // encode call as the reference does per 64-frame chunk: every segment would be dropped here.
     MukvOptions mukv;
     mukv.segment_leftovers = "carry";
-    return std::make_unique<MukvMultigrain>(mukv);
+    return bench_encoder<MukvMultigrain>("mukv_multigrain", mukv);
   }
-  if (o.method == "infinipot_v") return std::make_unique<InfinipotV>(InfinipotVOptions{});  // its preset's cap
-  return std::make_unique<RekvSlidingWindow>(RekvOptions{o.n_local});
+  if (o.method == "infinipot_v") return bench_encoder<InfinipotV>("infinipot_v", InfinipotVOptions{});  // its preset's
+  return bench_encoder<RekvSlidingWindow>("rekv_sliding_window", RekvOptions{o.n_local});
 }
 
 std::unique_ptr<RetrievalStrategy> make_retrieval(const StreamBenchOptions& o) {
@@ -171,15 +183,15 @@ nlohmann::json phase_counts(const OpCounter& counter, std::initializer_list<OpPh
 
 struct Stream {
   MemoryBank bank;
-  std::unique_ptr<EncodingStrategy> encoder_ptr;
+  BenchEncoder made;
   std::unique_ptr<RetrievalStrategy> retrieval_ptr;
   EncodingStrategy& encoder;
   RetrievalStrategy& retrieval;
   Stream(Backbone& backbone, const StreamBenchOptions& o, const std::vector<int64_t>& sink_ids)
       : bank({backbone.num_layers(), backbone.device(), o.ram_budget_mb < 0 ? -1 : o.ram_budget_mb << 20, o.spill_dir}),
-        encoder_ptr(make_encoder(o)),
+        made(make_encoder(o)),
         retrieval_ptr(make_retrieval(o)),
-        encoder(*encoder_ptr),
+        encoder(*made.strategy),
         retrieval(*retrieval_ptr) {
     encoder.begin_stream(backbone, sink_ids, bank);
     retrieval.begin_stream();
@@ -245,8 +257,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
       VisualUnitMaker units(backbone, frame);
       warm.encoder.encode(backbone, units.make(f, unit, n_init, warm.encoder.next_position()), warm.bank);
     }
-    (void)answer_question(backbone, warm.encoder, warm.bank, warm.retrieval, {"q", kQuestion, 1e9}, kAnswerPrompt,
-                          answer_options);
+    (void)answer_question(backbone, warm.encoder, warm.made.traits, warm.bank, warm.retrieval, {"q", kQuestion, 1e9},
+                          kAnswerPrompt, answer_options);
   }
   nlohmann::json out;
   out["load_s"] = seconds_since(t_load);
@@ -299,8 +311,8 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
     nlohmann::json question_counts;
     for (int r = 0; r < std::max(1, o.ttft_repeats); ++r) {
       counter.reset();
-      Answer a = answer_question(backbone, s.encoder, s.bank, s.retrieval, {"q", kQuestion, frame.timestamps.back()},
-                                 kAnswerPrompt, answer_options);
+      Answer a = answer_question(backbone, s.encoder, s.made.traits, s.bank, s.retrieval,
+                                 {"q", kQuestion, frame.timestamps.back()}, kAnswerPrompt, answer_options);
       if (r == 0 || a.retrieve_seconds + a.prefill_seconds < best.retrieve_seconds + best.prefill_seconds) best = a;
       question_counts =
           phase_counts(counter, {OpPhase::retrieval, OpPhase::gather, OpPhase::prefill, OpPhase::decode, OpPhase::other});

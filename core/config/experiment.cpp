@@ -160,10 +160,13 @@ ExperimentConfig validate_experiment(ConfigNode root, const std::string& origin,
   out.header = header_schema.parse(&header, "", errors);
   if (out.header.name.empty()) out.header.name = std::filesystem::path(origin).stem().string();
 
+  const size_t before_components = errors.size();
   for (const auto& [section, registry] : registries)
     if (const ConfigNode* node = root.find(section)) validate_component(*node, section, *registry, out, errors);
-  if (errors.empty()) check_section_rules(root, registries, out, errors);  // options parsed: contracts can be read
-  if (errors.empty()) check_header_rules(root, registries, out, errors);
+  if (errors.size() == before_components) {  // options parsed: contracts can be read; each problem its own line
+    check_section_rules(root, registries, out, errors);
+    check_header_rules(root, registries, out, errors);
+  }
 
   errors.throw_if_any();
   out.complete = complete_experiment(root, out, registries);

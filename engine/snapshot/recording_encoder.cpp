@@ -27,13 +27,13 @@ void signal_if_asked(size_t logged, const nlohmann::json& event) {
 }  // namespace
 
 RecordingEncoder::RecordingEncoder(EncodingStrategy& inner, const std::string& folder, const nlohmann::json& material)
-    : inner_(inner), data_(folder + MemoryCache::kDataFile), live_(folder + MemoryCache::kLiveLog) {
+    : EncoderWrapper(inner), data_(folder + MemoryCache::kDataFile), live_(folder + MemoryCache::kLiveLog) {
   live_.append({{"key", material}});
 }
 
 void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t first_block) {
   event["blocks"] = write_blocks(bank, first_block, data_);
-  event["next_position"] = inner_.next_position();
+  event["next_position"] = inner().next_position();
   data_.sync();  // the blocks on disk before the record naming them is visible
   live_.append(event);
   events_.push_back(std::move(event));
@@ -42,26 +42,29 @@ void RecordingEncoder::log(nlohmann::json event, const MemoryBank& bank, int64_t
 
 void RecordingEncoder::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   const int64_t first = bank.size();
-  inner_.begin_stream(backbone, sink_ids, bank);
-  log({{"call", "begin_stream"}, {"sinks", write_sinks(inner_.sinks(), data_)}}, bank, first);
+  inner().begin_stream(backbone, sink_ids, bank);
+  log({{"call", "begin_stream"}, {"sinks", write_sinks(inner().sinks(), data_)}}, bank, first);
 }
 
 void RecordingEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   const int64_t first = bank.size();
-  inner_.encode(backbone, units, bank);
+  inner().encode(backbone, units, bank);
   log({{"call", "encode"},
        {"first_frame", units.empty() ? -1 : units.front().first_frame},
        {"last_frame", units.empty() ? -1 : units.back().last_frame}},
       bank, first);
 }
 
-void RecordingEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+// Logged as "before_question", the name snapshots on disk give this call.
+const MemoryBank* RecordingEncoder::prepare_for_question(Backbone& backbone, const QuestionInfo& question,
+                                                         MemoryBank& bank) {
   const int64_t first = bank.size();
-  inner_.before_question(backbone, question, bank);
+  const MemoryBank* own = inner().prepare_for_question(backbone, question, bank);
   nlohmann::json fields = nlohmann::json::object();  // answering does not change the encoder: these are the record's
-  inner_.add_record_fields(fields);
+  inner().add_record_fields(fields);
   log({{"call", "before_question"}, {"question", question.id}, {"time", question.time}, {"fields", fields}}, bank,
       first);
+  return own;
 }
 
 nlohmann::json RecordingEncoder::finish() {

@@ -3,7 +3,7 @@
 // goes (snapshot_log.h): the blocks a call added go to the snapshot's data file at once, so RAM
 // holds no second copy of the memory, and the call's record is appended to the live log
 // (live_log.h) once they are on disk, for a run reading along. Everything else is the wrapped
-// strategy's.
+// strategy's (EncoderWrapper), its traits too (the registration's).
 
 #include <string>
 
@@ -15,23 +15,15 @@
 
 namespace svqa {
 
-class RecordingEncoder final : public EncodingStrategy {
+class RecordingEncoder final : public EncoderWrapper {
  public:
   // Writes into `folder` (MemoryCache::begin_entry's); the live log begins with `material`.
   RecordingEncoder(EncodingStrategy& inner, const std::string& folder, const nlohmann::json& material);
 
+  // The calls that change the bank, each logged; the rest is EncoderWrapper's.
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
-  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
-
-  const SinkKv& sinks() const override { return inner_.sinks(); }
-  int64_t next_position() const override { return inner_.next_position(); }
-  bool needs_visual_tokens() const override { return inner_.needs_visual_tokens(); }
-  const MemoryBank* question_bank() const override { return inner_.question_bank(); }
-  void add_record_fields(nlohmann::json& extra) const override { inner_.add_record_fields(extra); }
-  PositionPolicy position_policy() const override { return inner_.position_policy(); }
-  bool blocks_tile_stream() const override { return inner_.blocks_tile_stream(); }
-  int64_t answer_window() const override { return inner_.answer_window(); }
+  const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
 
   // The data file flushed and closed, the live log ended; the log of every call so far.
   nlohmann::json finish();
@@ -41,7 +33,6 @@ class RecordingEncoder final : public EncodingStrategy {
   // One log entry: `event` with the blocks added since `first_block` and the encoder's position.
   void log(nlohmann::json event, const MemoryBank& bank, int64_t first_block);
 
-  EncodingStrategy& inner_;
   SnapshotDataWriter data_;
   LiveLogWriter live_;
   nlohmann::json events_ = nlohmann::json::array();

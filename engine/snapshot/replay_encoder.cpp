@@ -5,13 +5,11 @@
 
 namespace svqa {
 
-ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
-                             const std::string& data_path, bool growing)
-    : configured_(configured), events_(std::move(events)), data_(data_path, growing) {}
+ReplayEncoder::ReplayEncoder(std::unique_ptr<SnapshotEvents> events, const std::string& data_path, bool growing)
+    : events_(std::move(events)), data_(data_path, growing) {}
 
-ReplayEncoder::ReplayEncoder(const EncodingStrategy& configured, std::unique_ptr<SnapshotEvents> events,
-                             std::shared_ptr<const HeldFile> data)
-    : configured_(configured), events_(std::move(events)), data_(std::move(data)) {}
+ReplayEncoder::ReplayEncoder(std::unique_ptr<SnapshotEvents> events, std::shared_ptr<const HeldFile> data)
+    : events_(std::move(events)), data_(std::move(data)) {}
 
 const nlohmann::json& ReplayEncoder::replay(const std::string& call, const nlohmann::json& matches,
                                             const std::string& wanted, MemoryBank& bank) {
@@ -51,11 +49,13 @@ void ReplayEncoder::encode(Backbone& backbone, const std::vector<VisualUnit>& un
          "frames " + std::to_string(first) + "-" + std::to_string(last), bank);
 }
 
-void ReplayEncoder::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+const MemoryBank* ReplayEncoder::prepare_for_question(Backbone& backbone, const QuestionInfo& question,
+                                                      MemoryBank& bank) {
   (void)backbone;
   const nlohmann::json& e = replay("before_question", {{"question", question.id}, {"time", question.time}},
                                    "question " + question.id, bank);
   fields_ = e.value("fields", nlohmann::json::object());
+  return nullptr;  // a memory built at the question is never saved (validation refuses it)
 }
 
 }  // namespace svqa

@@ -11,7 +11,7 @@ SnapshotSession::SnapshotSession(const MemoryCache& cache, EncodingStrategy& enc
                                  double wait_s, std::ostream& log)
     : cache_(cache), material_(std::move(material)), key_(snapshot_key(material_)) {
   auto replay_finished = [&](CachedSnapshot found) {
-    replay_ = std::make_unique<ReplayEncoder>(encoder, std::make_unique<FinishedLog>(std::move(found.events)),
+    replay_ = std::make_unique<ReplayEncoder>(std::make_unique<FinishedLog>(std::move(found.events)),
                                               std::move(found.data));
   };
   bool writer_seen = false;
@@ -24,7 +24,7 @@ SnapshotSession::SnapshotSession(const MemoryCache& cache, EncodingStrategy& enc
     writer_seen = true;
     if (auto followed = FollowedSnapshot::follow(cache_, key_, material_, wait_s, log)) {
       const std::string data = followed->data_path();
-      replay_ = std::make_unique<ReplayEncoder>(encoder, std::move(followed), data, /*growing=*/true);
+      replay_ = std::make_unique<ReplayEncoder>(std::move(followed), data, /*growing=*/true);
       following_ = true;
       return;
     }

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "engine/declared_reads.h"
+#include "engine/registries.h"
 #include "core/memory/memory_bank.h"
 #include "engine/snapshot/model_identity.h"
 #include "engine/snapshot/cache_upkeep.h"
@@ -34,7 +35,9 @@ nlohmann::json export_identity(const ExperimentConfig& cfg, const std::string& d
 SnapshotStreams::SnapshotStreams(const ExperimentConfig& cfg, const RegistrySections& registries,
                                  const std::string& dir, std::ostream& log)
     : cfg_(cfg), log_(log) {
-  if (cfg.header.memory.cache.empty()) return;
+  // Validation refuses a cache its encoder's memory or the codec cannot use (engine/memory_contract.h);
+  // a config built past it (svqa grid's shared cache) gets none.
+  if (cfg.header.memory.cache.empty() || !memory_snapshots_fit(cfg, registries)) return;
   cache_ = std::make_unique<MemoryCache>(cfg.header.memory.cache);
   export_identity_ = export_identity(cfg, dir);
   declared_ = nlohmann::json::object();
@@ -46,7 +49,7 @@ std::unique_ptr<SnapshotSession> SnapshotStreams::open(const Stream& stream, con
                                                        const std::vector<int64_t>& sink_ids,
                                                        EncodingStrategy& encoder) {
   replaying_.clear();
-  if (!cache_ || !encoder.memory_snapshots()) return nullptr;
+  if (!cache_) return nullptr;
   auto session = std::make_unique<SnapshotSession>(
       *cache_, encoder, snapshot_key_material(cfg_.resolved, declared_, export_identity_, stream, asked, sink_ids),
       cfg_.header.memory.wait_s, log_);

@@ -25,7 +25,7 @@ class SnapshotStreams {
   SnapshotStreams(const ExperimentConfig& cfg, const RegistrySections& registries, const std::string& dir,
                   std::ostream& log);
 
-  // The stream's session, or nullptr when the cache is off or `encoder` keeps no memory to save.
+  // The stream's session, or nullptr when the cache is off (or the encoder's memory cannot be saved).
   // `asked`: every question of the stream in the order asked (none answered yet).
   std::unique_ptr<SnapshotSession> open(const Stream& stream, const std::vector<Question>& asked,
                                         const std::vector<int64_t>& sink_ids, EncodingStrategy& encoder);

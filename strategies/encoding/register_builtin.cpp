@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/memory_contract.h"
+#include "engine/registries.h"
 #include "strategies/encoding/fresh_frames/fresh_frames.h"
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
@@ -17,32 +18,68 @@
 namespace svqa {
 namespace {
 
-// ReKV's frame blocks with a mean-key representative in every layer (Mem-Stream stores the same).
+// ReKV's frame blocks with a mean-key representative in every layer (Mem-Stream stores the same), appended
+// as frames come: the default traits.
 EncoderProvides rekv_frames() { return {Representatives::MeanKeyEveryLayer, {Granularity::Frame}}; }
+
+// ReKV's window, answering past n_local context tokens as it encodes (answer_fallback).
+EncoderProvides rekv_window(const RekvOptions& o) {
+  EncoderProvides p = rekv_frames();
+  p.traits.answer_window = o.answer_fallback ? o.n_local : 0;
+  return p;
+}
 
 EncoderProvides mukv_provides(const MukvOptions& o) {
   EncoderProvides p{Representatives::RotatedKeyLastLayer, {}};
   for (const auto g : {Granularity::Patch, Granularity::Frame, Granularity::Segment})
     if (std::count(o.granularities.begin(), o.granularities.end(), granularity_name(g))) p.granularities.insert(g);
+  // The reference's layout (blocks overlapping after the sinks, the question after the context's
+  // length) is defined for 1-D RoPE only; mRoPE takes time order, back to back.
+  const bool same_granularity = o.context == "same_granularity";
+  p.traits.position_policy = same_granularity ? PositionPolicy::Original : PositionPolicy::Stacked;
+  if (!same_granularity) p.traits.mrope_position_policy = PositionPolicy::Contiguous;
+  p.traits.blocks_tile_stream = false;  // three overlapping views of one stream
   return p;
 }
 
 EncoderProvides streamkv_provides(const StreamkvOptions& o) {
   EncoderProvides p = rekv_frames();
   if (o.summary) p.granularities.insert(Granularity::Summary);
+  // A frame no layer keeps is not stored but held its encode positions: the bank's blocks leave
+  // gaps, so `contiguous` lays the chosen blocks one after the other (the reference's re-indexing).
+  p.traits.blocks_tile_stream = false;
+  return p;
+}
+
+// A cache compacted in place (HERMES, InfiniPot-V): blocks spanning the whole past, evicted and rebuilt,
+// each token answered at the position it was encoded at (the references keep their caches rotated).
+EncoderProvides compacted_in_place() {
+  EncoderProvides p{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}, true};
+  p.traits.memory = MemoryWrites::Rewrites;
+  p.traits.position_policy = PositionPolicy::Original;
+  p.traits.blocks_tile_stream = false;  // a layer's compacted block holds tokens from across the stream
+  return p;
+}
+
+// No stream memory: the question's N frames through vision and prefill, in a bank of its own.
+EncoderProvides fresh_frames_provides() {
+  EncoderProvides p = rekv_frames();
+  p.traits.memory = MemoryWrites::AtQuestion;
+  p.traits.reads_visual_tokens = false;  // vision runs at the question
   return p;
 }
 
 }  // namespace
 
 // Every built-in encoding strategy, one line each: registry.add<Options>(name, description, factory, SVQA_HERE,
-// what its blocks provide to retrieval: engine/memory_contract.h); a strategy whose memory depends on a
-// runtime leaf (a seed) declares it (registry.declare_reads: engine/declared_reads.h), or is not given it.
+// what its blocks provide to retrieval and, in its traits, what it does to memory: engine/memory_contract.h);
+// a strategy whose memory depends on a runtime leaf (a seed) declares it (registry.declare_reads:
+// engine/declared_reads.h), or is not given it.
 void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>& registry) {
   using Provides = std::function<EncoderProvides(const RekvOptions&)>;
   registry.add<RekvOptions>("rekv_sliding_window", "ReKV: sliding-window prefill with sinks, one block per frame",
       [](const RekvOptions& o) { return std::make_unique<RekvSlidingWindow>(o); }, SVQA_HERE,
-      Provides([](const RekvOptions&) { return rekv_frames(); }));
+      Provides(rekv_window));
   registry.add<MukvOptions>("mukv_multigrain", "MuKV: patch/frame/segment blocks, each prefilled alone, dual-signal token compression",
       [](const MukvOptions& o) { return std::make_unique<MukvMultigrain>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const MukvOptions&)>(mukv_provides));
@@ -57,13 +94,18 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
   registry.declare_reads("streamingtom", {"runtime.seed"});  // the CTR's tie-break noise
   registry.add<InfinipotVOptions>("infinipot_v", "InfiniPot-V: the KV cache compacted in place at a frame cap by TaR + VaN, no question needed",
       [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
-      std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) {
-        return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}, true}; }));
-  registry.add<HermesOptions>("hermes", "HERMES: the KV cache as layered memory under a per-layer budget (recent frames shallow, anchors + a summary deep), no retrieval", [](const HermesOptions& o) { return std::make_unique<Hermes>(o); }, SVQA_HERE, std::function<EncoderProvides(const HermesOptions&)>([](const HermesOptions&) { return EncoderProvides{Representatives::MeanKeyEveryLayer, {Granularity::Frame, Granularity::Segment}, true}; }));
+      std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) { return compacted_in_place(); }));
+  registry.add<HermesOptions>("hermes", "HERMES: the KV cache as layered memory under a per-layer budget (recent frames shallow, anchors + a summary deep), no retrieval", [](const HermesOptions& o) { return std::make_unique<Hermes>(o); }, SVQA_HERE, std::function<EncoderProvides(const HermesOptions&)>([](const HermesOptions&) { return compacted_in_place(); }));
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,
-      std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return rekv_frames(); }));
+      std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return fresh_frames_provides(); }));
+}
+
+EncoderTraits builtin_encoder_traits(const std::string& name, const std::any& options) {
+  Registry<EncodingStrategy, const RuntimeOptions&> registry("encoding strategy");
+  register_builtin_encoders(registry);
+  return encoder_traits(registry, name, options);
 }
 
 }  // namespace svqa

@@ -34,8 +34,7 @@ struct RekvOptions {
 
 class RekvSlidingWindow final : public EncodingStrategy {
  public:
-  explicit RekvSlidingWindow(RekvOptions options)
-      : window_(options.n_local, window_rules(options)), answer_window_(options.answer_fallback ? options.n_local : 0) {}
+  explicit RekvSlidingWindow(RekvOptions options) : window_(options.n_local, window_rules(options)) {}
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
@@ -44,11 +43,9 @@ class RekvSlidingWindow final : public EncodingStrategy {
   // extra.rekv_sliding_window.window_tokens: the window's tokens the next frame attends to (layer 0).
   void add_record_fields(nlohmann::json& extra) const override;
   const SlidingWindow& window() const { return window_; }
-  int64_t answer_window() const override { return answer_window_; }
 
  private:
   SlidingWindow window_;
-  int64_t answer_window_ = 0;
   int64_t next_position_ = 0;
 };
 

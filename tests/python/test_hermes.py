@@ -64,11 +64,7 @@ def runs(tmp_path_factory, root, svqa_bin):
             reference = hermes.stream(pixels, questions,
                                       lambda q: format_mcqa_prompt(q["question"], q["options"])["prompt"], 16)
         out[name] = {"svqa": svqa, "reference": reference, "hermes": hermes}
-    # With a memory cache: HERMES's evictions cannot be replayed from a snapshot, so it encodes as without one.
-    (tmp / "cached").mkdir()
-    out["cached"] = run_svqa(root, svqa_bin, tmp / "cached", export, LIMITS["plain"],
-                             f"memory: {{cache: {tmp / 'memory_cache'}}}\n")
-    out["cache_dir"] = tmp / "memory_cache"
+    out["experiment"] = tmp / "plain" / "exp.yaml"
     return out
 
 
@@ -124,7 +120,12 @@ def test_deep_layers_hold_anchors_and_a_summary(runs):
         assert rec["context_tokens"][2] == rec["context_tokens"][0]  # sinks + BUDGET in every layer
 
 
-def test_a_memory_cache_is_not_used_and_changes_nothing(runs):
-    assert [r["prediction_ids"] for r in runs["cached"]] == [r["prediction_ids"] for r in runs["plain"]["svqa"]]
-    assert [r["extra"]["hermes"] for r in runs["cached"]] == [r["extra"]["hermes"] for r in runs["plain"]["svqa"]]
-    assert not any(p.is_file() for p in runs["cache_dir"].rglob("*"))  # no snapshot saved
+def test_a_memory_cache_is_refused_naming_both_keys(runs, svqa_bin, tmp_path):
+    # HERMES's evictions cannot be replayed from a snapshot (a log of the blocks each call adds): its
+    # registration declares it rewrites its memory, and validation refuses the cache before any model loads.
+    exp = tmp_path / "cached.yaml"
+    exp.write_text(runs["experiment"].read_text() + f"memory: {{cache: {tmp_path / 'memory_cache'}}}\n")
+    r = subprocess.run([svqa_bin, "validate", exp], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "memory.cache: encoding.type hermes evicts and rewrites the blocks it added" in r.stderr, r.stderr
+    assert not (tmp_path / "memory_cache").exists()

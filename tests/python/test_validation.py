@@ -132,3 +132,23 @@ def test_a_context_window_over_a_whole_past_memory_is_refused_naming_both_keys(s
         assert svqa(svqa_bin, root, "validate", path, "--no-paths", "--set", "stream.context_window_s=0").returncode == 0
     r = svqa(svqa_bin, root, "validate", "experiments/methods/rekv.yaml", "--no-paths", "--set", "stream.context_window_s=60")
     assert r.returncode == 0, r.stderr  # per-frame blocks: cut by their start times
+
+
+def test_a_memory_cache_or_codec_the_encoders_memory_cannot_take_is_refused_naming_both_keys(svqa_bin, root):
+    # What each encoder declares it does to memory (EncoderTraits at its registration) decides it: a
+    # snapshot replays appended blocks only (HERMES and InfiniPot-V rewrite theirs, fresh_frames builds
+    # its memory at each question), and the codec never touches a bank built at the question.
+    cached = ("--set", "memory.cache=snapshots")
+    for method, why in (("hermes", "evicts and rewrites the blocks it added"),
+                        ("infinipot_v", "evicts and rewrites the blocks it added"),
+                        ("fresh_uniform", "builds its memory at each question")):
+        path = f"experiments/methods/{method}.yaml"
+        r = svqa(svqa_bin, root, "validate", path, "--no-paths", *cached)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "memory.cache: encoding.type " in r.stderr and why in r.stderr, r.stderr
+    r = svqa(svqa_bin, root, "validate", "experiments/methods/fresh_uniform.yaml", "--no-paths", "--set",
+             "stream.kv_codec=int8")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "stream.kv_codec: encoding.type fresh_frames answers each question from a bank it builds" in r.stderr
+    for method in ("rekv", "mukv", "streamkv"):  # appended memories: saved and replayed
+        assert svqa(svqa_bin, root, "validate", f"experiments/methods/{method}.yaml", "--no-paths", *cached).returncode == 0

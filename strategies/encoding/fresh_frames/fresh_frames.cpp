@@ -59,7 +59,8 @@ std::vector<size_t> FreshFrames::chosen_units(double window_start) const {
   return out;
 }
 
-void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+const MemoryBank* FreshFrames::prepare_for_question(Backbone& backbone, const QuestionInfo& question,
+                                                    MemoryBank& bank) {
   (void)bank;
   fed_frames_.clear();
   question_bank_ = std::make_unique<MemoryBank>(MemoryBankOptions{backbone.num_layers(), backbone.device(), -1, ""});
@@ -68,7 +69,7 @@ void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& questi
   next_position_ = n_init;
   if (chosen.empty()) {  // a question before the first frame: the model on the prompt alone
     vision_s_ = prefill_s_ = 0;
-    return;
+    return question_bank_.get();
   }
   // Vision: the chosen frames as one fresh video laid out right after the sinks.
   auto t0 = std::chrono::steady_clock::now();
@@ -106,6 +107,7 @@ void FreshFrames::before_question(Backbone& backbone, const QuestionInfo& questi
     question_bank_->add(rekv_unit_block(units[i], std::move(outputs[i])));
   }
   prefill_s_ = seconds_since(t0);
+  return question_bank_.get();
 }
 
 void FreshFrames::add_record_fields(nlohmann::json& extra) const {

@@ -2,11 +2,11 @@
 // The papers' no-memory baselines: the plain model answering from N frames fed fresh at the
 // question. Nothing is prefilled while the stream plays: the encoder holds the source frames of
 // the units it is given (`recent`: the last N frames' units only). When a question comes
-// (before_question) it chooses N frames' units — `uniform`: evenly over the stream so far
+// (prepare_for_question) it chooses N frames' units — `uniform`: evenly over the stream so far
 // (linspace over the frames before the question, ReKV's "uniform sampling" row); `recent`: the last
 // ones (SimpleStream's baseline, 4 frames in its paper) — runs them through preprocessing and the
 // vision tower, and prefills [sinks | those units] with plain causal attention at back-to-back
-// positions into a bank of their own (question_bank()). Retrieval `full_context` then answers from
+// positions into a bank of their own, which it returns. Retrieval `full_context` then answers from
 // that bank, which is the plain model on [sink prompt | N frames | answer prompt]. The vision and
 // prefill of the N frames are part of the question's time to first token; the bank of N frames is
 // the memory its records account, and extra.fresh_frames says what was held besides.
@@ -44,12 +44,9 @@ class FreshFrames final : public EncodingStrategy {
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   // Holds the units' source frames; the stream's bank stays empty.
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
-  // Chooses the question's units, runs vision and the causal prefill into question_bank().
-  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
-  const MemoryBank* question_bank() const override { return question_bank_.get(); }
-  // Its memory is the question's N frames through vision and prefill: nothing to save beforehand.
-  bool memory_snapshots() const override { return false; }
-  bool needs_visual_tokens() const override { return false; }  // vision runs at the question
+  // Chooses the question's units, runs vision and the causal prefill into a bank of the question's
+  // own, which it returns (its traits: MemoryWrites::AtQuestion, no visual tokens read before).
+  const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
   const SinkKv& sinks() const override { return window_->sinks(); }
   int64_t next_position() const override { return next_position_; }
   // Under "fresh_frames": sampling, the frames fed (stream indices), frames held and their bytes,

@@ -54,11 +54,6 @@ class Hermes final : public EncodingStrategy {
   // The lowest of the layers' next positions: under `original` each layer's question then goes
   // right after the last token it holds, the reference's per-layer position ids.
   int64_t next_position() const override { return next_position_; }
-  PositionPolicy position_policy() const override { return PositionPolicy::Original; }
-  // Compactions evict blocks, which a memory snapshot (a log of added blocks) cannot replay.
-  bool memory_snapshots() const override { return false; }
-  // Each layer's Segment block holds tokens from across the stream, at that layer's own positions.
-  bool blocks_tile_stream() const override { return false; }
   // extra.hermes: compactions so far, position re-indexings, memory tokens per layer now (and with
   // record_positions, each layer's memory token positions, row 0).
   void add_record_fields(nlohmann::json& extra) const override;

@@ -42,11 +42,6 @@ class InfinipotV final : public EncodingStrategy {
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
   const SinkKv& sinks() const override { return sinks_; }
   int64_t next_position() const override { return next_position_; }
-  // Every token at the position it was encoded at, as the reference's cache keeps them rotated.
-  PositionPolicy position_policy() const override { return PositionPolicy::Original; }
-  bool blocks_tile_stream() const override { return false; }
-  // A snapshot's log replays added blocks, not evictions.
-  bool memory_snapshots() const override { return false; }
   // extra.infinipot_v: cache_frames (frames' worth of tokens per layer now), compactions so far.
   void add_record_fields(nlohmann::json& extra) const override;
 

@@ -230,16 +230,11 @@ void MukvMultigrain::prefill(Backbone& backbone, const std::vector<BlockInput>& 
   }
 }
 
-void MukvMultigrain::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+const MemoryBank* MukvMultigrain::prepare_for_question(Backbone& backbone, const QuestionInfo& question,
+                                                       MemoryBank& bank) {
   (void)backbone, (void)question, (void)bank;
   drop_leftovers();
-}
-
-PositionPolicy MukvMultigrain::position_policy() const {
-  // The reference's layout (blocks overlapping after the sinks, the question after the context's
-  // length) is defined for 1-D RoPE only; mRoPE takes time order, back to back.
-  if (options_.context == "same_granularity") return PositionPolicy::Original;
-  return mrope_ ? PositionPolicy::Contiguous : PositionPolicy::Stacked;
+  return nullptr;
 }
 
 void MukvMultigrain::add_record_fields(nlohmann::json& extra) const {

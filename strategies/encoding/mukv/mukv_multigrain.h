@@ -64,11 +64,9 @@ class MukvMultigrain final : public EncodingStrategy {
 
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
-  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
+  const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
   const SinkKv& sinks() const override { return sinks_; }
   int64_t next_position() const override { return next_position_; }
-  PositionPolicy position_policy() const override;
-  bool blocks_tile_stream() const override { return false; }  // three overlapping views of one stream
   // Under "mukv_multigrain": the segment leftovers policy, frames awaiting their segment, frames dropped.
   void add_record_fields(nlohmann::json& extra) const override;
 

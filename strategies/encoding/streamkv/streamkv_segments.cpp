@@ -103,13 +103,15 @@ void StreamkvSegments::encode(Backbone& backbone, const std::vector<VisualUnit>&
   }
 }
 
-void StreamkvSegments::before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
+const MemoryBank* StreamkvSegments::prepare_for_question(Backbone& backbone, const QuestionInfo& question,
+                                                         MemoryBank& bank) {
   (void)question;
   flushed_ = -1;
   if (auto open = segmenter_.flush()) {
     encode_segment(backbone, *open, bank, true);
     flushed_ = static_cast<int64_t>(records_.size()) - 1;
   }
+  return nullptr;
 }
 
 void StreamkvSegments::add_record_fields(nlohmann::json& extra) const {

@@ -64,14 +64,11 @@ class StreamkvSegments final : public EncodingStrategy {
   void begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) override;
   void encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) override;
   // A question is coming: the open segment is encoded now (it never waits for frames after the question).
-  void before_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
+  const MemoryBank* prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) override;
   // Under "streamkv_segments": the segment this question flushed (or null), segments so far, their mean length.
   void add_record_fields(nlohmann::json& extra) const override;
   const SinkKv& sinks() const override { return window_.sinks(); }
   int64_t next_position() const override { return cursor_; }
-  // A frame no layer keeps is not stored but held its encode positions: the bank's blocks leave
-  // gaps, so `contiguous` lays the chosen blocks one after the other (the reference's re-indexing).
-  bool blocks_tile_stream() const override { return false; }
 
   const std::vector<SegmentRecord>& segments() const { return records_; }
 
