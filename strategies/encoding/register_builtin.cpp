@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/memory_contract.h"
+#include "strategies/encoding/fluxmem/fluxmem.h"
 #include "strategies/encoding/fresh_frames/fresh_frames.h"
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
@@ -64,6 +65,7 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return rekv_frames(); }));
+  registry.add<FluxmemOptions>("fluxmem", "FluxMem: at each question the last frames' tokens pruned in time and merged in space before the LLM, then the plain model on what is left", [](const FluxmemOptions& o) { return std::make_unique<Fluxmem>(o); }, SVQA_HERE, std::function<EncoderProvides(const FluxmemOptions&)>([](const FluxmemOptions&) { return rekv_frames(); }));
 }
 
 }  // namespace svqa
