@@ -114,7 +114,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
-                            "fresh_recent", "infinipot_v", "hermes"])
+                            "fresh_recent", "infinipot_v", "hermes", "fluxmem"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")
