@@ -6,6 +6,7 @@
 
 #include "engine/memory_contract.h"
 #include "engine/registries.h"
+#include "strategies/encoding/fluxmem/fluxmem.h"
 #include "strategies/encoding/fresh_frames/fresh_frames.h"
 #include "strategies/encoding/hermes/hermes.h"
 #include "strategies/encoding/infinipot_v/infinipot_v.h"
@@ -61,8 +62,8 @@ EncoderProvides compacted_in_place() {
   return p;
 }
 
-// No stream memory: the question's N frames through vision and prefill, in a bank of its own.
-EncoderProvides fresh_frames_provides() {
+// No stream memory: frames fed fresh at each question (fresh_frames, FluxMem): the memory is built there, vision runs there.
+EncoderProvides question_time_frames() {
   EncoderProvides p = rekv_frames();
   p.traits.memory = MemoryWrites::AtQuestion;
   p.traits.reads_visual_tokens = false;  // vision runs at the question
@@ -99,7 +100,8 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
   registry.add<FreshFramesOptions>("fresh_frames",
       "no memory: N frames (uniform over the past, or the last N) fed fresh to the plain model at each question",
       [](const FreshFramesOptions& o) { return std::make_unique<FreshFrames>(o); }, SVQA_HERE,
-      std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return fresh_frames_provides(); }));
+      std::function<EncoderProvides(const FreshFramesOptions&)>([](const FreshFramesOptions&) { return question_time_frames(); }));
+  registry.add<FluxmemOptions>("fluxmem", "FluxMem: at each question the last frames' tokens pruned in time and merged in space before the LLM, then the plain model on what is left", [](const FluxmemOptions& o) { return std::make_unique<Fluxmem>(o); }, SVQA_HERE, std::function<EncoderProvides(const FluxmemOptions&)>([](const FluxmemOptions&) { return question_time_frames(); }));
 }
 
 EncoderTraits builtin_encoder_traits(const std::string& name, const std::any& options) {
