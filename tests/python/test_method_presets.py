@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
 
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
-           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v", "hermes"]
+           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v", "hermes", "stc"]
 
 
 QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
@@ -79,6 +79,13 @@ def test_presets_carry_their_references_run(svqa_bin, root):
     assert (tom["stream"]["kv_codec"], tom["stream"]["kv_codec_group"]) == ("int4", 50)
     assert tom["retrieval"]["options"] == {"retrieve_size": 251, "chunk_size": 1, "similarity": "cosine"}
     assert tom["stream"]["sink_prompt"] == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+    # STC: the README's STC_* values on ReKV's run, one frame a chunk (stc/config.py encode_chunk_size).
+    stc = p["stc"]
+    assert {k: stc["encoding"]["options"][k] for k in ("update_ratio", "refresh_interval", "tokens_per_frame",
+                                                       "channel_keep_ratio", "n_local")} == \
+        {"update_ratio": 0.25, "refresh_interval": 2, "tokens_per_frame": 64, "channel_keep_ratio": 0.5, "n_local": 15000}
+    assert stc["retrieval"] == p["rekv"]["retrieval"] and stc["stream"]["chunk_frames"] == 1
+    assert stc["stream"]["sink_prompt"] == rekv_prompt and stc["runtime"]["dtype"] == "float16"
 
 
 def differences(a, b, at=""):
@@ -108,7 +115,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
-                            "fresh_recent", "infinipot_v", "hermes"])
+                            "fresh_recent", "infinipot_v", "hermes", "stc"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")
