@@ -34,7 +34,7 @@ class StcPruner final : public VisualTokenReducer {
 };
 
 // The kept rows (ascending) of one frame's tokens [P, hidden] given the frame means so far, to which
-// this frame's is appended (exposed for the parity test).
+// this frame's is appended: the pruner's rule, which StcPruner::reduce applies to each unit.
 at::Tensor stc_kept_rows(const at::Tensor& tokens, std::vector<at::Tensor>& frame_means, const StcPrunerSettings& settings);
 
 }  // namespace svqa
