@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "models/backbones/vision_layers.h"
 #include "models/video/image_spec.h"
 #include "models/loading/manifest.h"
 #include "models/tokenizers/tokenizer.h"
@@ -42,6 +43,9 @@ class Backbone {
   // Frames the vision tower takes per call, so that callers preprocess no more frames at once: a
   // call's memory then stays one call's whatever the frames given. 0: all at once.
   virtual int64_t frames_per_vision_call() const { return 0; }
+  // The vision tower layer by layer (vision_layers.h), for methods that recompute only some tokens per
+  // layer (STC); nullptr where the export has none (Qwen's towers, LLaVA-OV exports from before it).
+  virtual VisionLayers* vision_layers() { return nullptr; }
   // LLaVA-OV's `image_newline`, which HF appends once after a video; nullopt when the model has none.
   virtual std::optional<at::Tensor> video_newline() const = 0;
 

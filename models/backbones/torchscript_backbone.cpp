@@ -51,6 +51,8 @@ TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Devi
   layers_.reserve(manifest_.layer_files.size());
   for (const auto& f : manifest_.layer_files) layers_.push_back(load_torchscript_file(f, device));
   check_export_weights(manifest_, text_, vision_, layers_, *tokenizer_);
+  if (manifest_.vision.layers > 0)
+    vision_layers_ = std::make_unique<TorchScriptVisionLayers>(vision_, manifest_, device_, dtype_);
 }
 
 std::map<std::string, at::Tensor> TorchScriptBackbone::parameters_of(const torch::jit::Module& module) {

@@ -10,6 +10,7 @@
 
 #include "core/config/schema.h"
 #include "models/backbones/backbone.h"
+#include "models/backbones/torchscript_vision_layers.h"
 
 namespace svqa {
 
@@ -35,6 +36,7 @@ class TorchScriptBackbone final : public Backbone {
   at::Tensor encode_frames(const VisualInput& input) override;
   VisualFeatures encode_visual(const VisualInput& input) override;
   int64_t frames_per_vision_call() const override;
+  VisionLayers* vision_layers() override { return vision_layers_.get(); }
   std::optional<at::Tensor> video_newline() const override;
   at::Tensor embed(const at::Tensor& ids) override;
   LayerQkv layer_qkv(int64_t layer, const at::Tensor& h) override;
@@ -59,6 +61,7 @@ class TorchScriptBackbone final : public Backbone {
   std::unique_ptr<Tokenizer> tokenizer_;
   torch::jit::Module text_, vision_;
   std::vector<torch::jit::Module> layers_;
+  std::unique_ptr<TorchScriptVisionLayers> vision_layers_;  // manifest vision.layers > 0
 };
 
 }  // namespace svqa

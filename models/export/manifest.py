@@ -100,7 +100,11 @@ def build_manifest(model, processor_settings, architecture, dtype, layer_files, 
     if architecture == "llava_onevision":
         grid = vision.image_size // vision.patch_size
         pooled = -(-grid // 2)
-        manifest["vision"] = {"tokens_per_frame": pooled * pooled, "video_newline": True}
+        # The tower layer by layer (vision.pt's layer{i}_* methods, wrappers.py): the layers the features
+        # read (hidden_states[vision_feature_layer] is the output of this many) and their heads.
+        manifest["vision"] = {"tokens_per_frame": pooled * pooled, "video_newline": True,
+                              "layers": cfg.vision_feature_layer % (vision.num_hidden_layers + 1),
+                              "num_heads": vision.num_attention_heads}
     elif architecture == "qwen3_vl":
         manifest["text"]["mrope_section"] = list(rope["mrope_section"])
         manifest["text"]["mrope_interleaved"] = True  # HF's Qwen3-VL always interleaves t/h/w slots

@@ -1,6 +1,7 @@
 """Traces the wrapper modules and checks each trace against the Hugging Face forward it replaces."""
 
 import torch
+import torch.nn.functional as F
 
 from .wrappers import (DecoderLayerPieces, LlavaOnevisionVision, Qwen2_5_VLVision, Qwen3DecoderLayerPieces,
                        Qwen3VLVision, TextPieces)
@@ -41,14 +42,33 @@ def _check(name, got, want, dtype):
                          f"(outputs up to {scale:.3g})")
 
 
+def llava_layer_by_layer(traced, pixels, layers, heads):
+    """The traced tower's layer-by-layer methods composed as models/backbones/vision_layers.cpp composes
+    them: embed, then per layer norm1, q/k/v, attention (SDPA), out + residual, mlp + residual; head."""
+    h = traced.embed(pixels)
+    for i in range(layers):
+        x = getattr(traced, f"layer{i}_norm1")(h)
+        q, k, v = (getattr(traced, f"layer{i}_{p}")(x).unflatten(-1, (heads, -1)).transpose(1, 2) for p in "qkv")
+        h = h + getattr(traced, f"layer{i}_out")(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(2))
+        h = h + getattr(traced, f"layer{i}_mlp")(h)
+    return traced.head(h)
+
+
 def _trace_llava_vision(model, dtype):
     vcfg = model.config.vision_config
     wrapper = LlavaOnevisionVision(model.model).eval()
     example = torch.randn(2, 3, vcfg.image_size, vcfg.image_size, dtype=dtype)
-    traced = torch.jit.trace(wrapper, (example,))
+    hidden = wrapper.embed(example).detach()
+    # check_trace off: it retraces every method once per method (the whole tower ~6 × layers times); the
+    # _check calls below compare both paths with HF's forward on another frame count instead.
+    traced = torch.jit.trace_module(wrapper, {"forward": (example,), "embed": (example,), "head": (hidden,),
+                                              **{name: (hidden,) for name in wrapper.layer_pieces}},
+                                    check_trace=False)
     check = torch.randn(3, 3, vcfg.image_size, vcfg.image_size, dtype=dtype)
     want = model.model.get_video_features(pixel_values_videos=check[None]).pooler_output[0, :-1]
     _check("vision", traced(check).reshape(-1, want.shape[-1]), want, dtype)
+    layered = llava_layer_by_layer(traced, check, wrapper.layerwise_layers, vcfg.num_attention_heads)
+    _check("vision layer by layer", layered.reshape(-1, want.shape[-1]), want, dtype)
     return traced
 
 

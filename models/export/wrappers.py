@@ -6,6 +6,7 @@ strategies can change them. Every input is a plain tensor and every shape comes 
 """
 
 import math
+import types
 
 import torch
 import torch.nn.functional as F
@@ -58,7 +59,14 @@ class LlavaOnevisionVision(nn.Module):
     """pixels [F,3,S,S] → visual tokens [F, P, H]: SigLIP → projector → 2× bilinear pooling.
 
     `image_newline` [H] is kept as a buffer: HF appends it once after a video.
-    """
+
+    The same tower layer by layer, for methods that recompute only some of a frame's tokens in each
+    layer (STC-Cacher), as methods traced beside `forward` (trace.py): `embed(pixels) → h [F,N,D]`;
+    per layer i, the row-wise pieces around attention, `layer{i}_norm1(h)`, `layer{i}_q(x)`,
+    `layer{i}_k(x)`, `layer{i}_v(x)`, `layer{i}_out(a)` (out_proj) and `layer{i}_mlp(h)` (layer_norm2
+    + MLP); `head(h)`: the tokens from the output of the last layer the features read. Attention
+    (softmax over the frame's patches, scale d^-½, no mask) is the caller's
+    (models/backbones/vision_layers.h)."""
 
     def __init__(self, model):
         super().__init__()
@@ -72,15 +80,35 @@ class LlavaOnevisionVision(nn.Module):
         self.grid = cfg.vision_config.image_size // cfg.vision_config.patch_size
         self.pooled = math.ceil(self.grid / 2)
         self.register_buffer("image_newline", model.image_newline.detach().clone())
+        siglip = getattr(self.tower, "vision_model", self.tower)  # older transformers wrap the transformer
+        # hidden_states[feature_layer] is the output of this many layers (hidden_states[0]: the embeddings)
+        self.layerwise_layers = self.feature_layer % (len(siglip.encoder.layers) + 1)
+        self.layer_pieces = {}
+        for i, layer in enumerate(siglip.encoder.layers[:self.layerwise_layers]):
+            attn = layer.self_attn
+            self.layer_pieces.update({f"layer{i}_norm1": layer.layer_norm1, f"layer{i}_q": attn.q_proj,
+                                      f"layer{i}_k": attn.k_proj, f"layer{i}_v": attn.v_proj,
+                                      f"layer{i}_out": attn.out_proj,
+                                      f"layer{i}_mlp": nn.Sequential(layer.layer_norm2, layer.mlp)})
+        for name, piece in self.layer_pieces.items():  # methods of this module, traced with its weights
+            object.__setattr__(self, name, types.MethodType(lambda module, x, piece=piece: piece(x), self))
 
-    def forward(self, pixels):
-        hidden = self.tower(pixels, output_hidden_states=True).hidden_states[self.feature_layer]
+    def _tokens(self, hidden):
         if self.drop_cls:
             hidden = hidden[:, 1:]
         x = self.projector(hidden)
         x = x.view(x.shape[0], self.grid, self.grid, -1).permute(0, 3, 1, 2)
         x = F.interpolate(x, size=[self.pooled, self.pooled], mode="bilinear")
         return x.permute(0, 2, 3, 1).reshape(x.shape[0], self.pooled * self.pooled, -1)
+
+    def forward(self, pixels):
+        return self._tokens(self.tower(pixels, output_hidden_states=True).hidden_states[self.feature_layer])
+
+    def embed(self, pixels):
+        return getattr(self.tower, "vision_model", self.tower).embeddings(pixels)
+
+    def head(self, hidden):
+        return self._tokens(hidden)
 
 
 def _attention_over_patches(q, k, v, mask=None):

@@ -106,6 +106,10 @@ Manifest load_manifest(const std::string& dir) {
   if (m.architecture == Architecture::LlavaOnevision) {
     m.vision.tokens_per_frame = r.get<int64_t>(v, "tokens_per_frame", "vision.");
     m.vision.video_newline = r.get<bool>(v, "video_newline", "vision.");
+    m.vision.layers = r.get_or<int64_t>(v, "layers", "vision.", 0);
+    m.vision.num_heads = r.get_or<int64_t>(v, "num_heads", "vision.", 0);
+    if (m.vision.layers < 0 || (m.vision.layers > 0 && m.vision.num_heads <= 0))
+      r.fail("vision.layers", "must be 0 (no layer-by-layer tower) or positive, with vision.num_heads positive");
   } else {
     const bool qwen3 = m.architecture == Architecture::Qwen3_VL;
     m.vision.patch_size = r.get<int64_t>(v, "patch_size", "vision.");

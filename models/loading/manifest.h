@@ -24,7 +24,10 @@ struct VisionSpec {
   // LLaVA-OneVision
   int64_t tokens_per_frame = 0;
   bool video_newline = false;  // HF appends one `image_newline` embedding after a video
-  // Qwen2.5-VL and Qwen3-VL (window_size, tokens_per_second: Qwen2.5-VL only)
+  // The tower layer by layer (vision.pt's layer{i}_* methods): the layers the features read, and
+  // num_heads below their heads; 0: an export without them.
+  int64_t layers = 0;
+  // Qwen2.5-VL and Qwen3-VL (window_size, tokens_per_second: Qwen2.5-VL only; num_heads: LLaVA-OV too)
   int64_t patch_size = 0, spatial_merge_size = 1, temporal_patch_size = 1, window_size = 0;
   int64_t num_heads = 0, head_dim = 0;
   double rope_theta = 10000.0, tokens_per_second = 0;

@@ -14,6 +14,7 @@
 #include "strategies/encoding/mukv/mukv_multigrain.h"
 #include "strategies/kit/rekv_sliding_window.h"
 #include "strategies/encoding/streamkv/streamkv_segments.h"
+#include "strategies/encoding/stc/stc.h"
 #include "strategies/encoding/streamingtom/streamingtom.h"
 
 namespace svqa {
@@ -93,6 +94,7 @@ void register_builtin_encoders(Registry<EncodingStrategy, const RuntimeOptions&>
       std::function<EncoderProvides(const MemstreamAksOptions&)>([](const MemstreamAksOptions&) { return rekv_frames(); }));
   registry.add<StreamingtomOptions>("streamingtom", "StreamingTOM: each frame cut to 50 tokens by causal temporal reduction before the LLM, then ReKV's window", make_streamingtom, SVQA_HERE, std::function<EncoderProvides(const StreamingtomOptions&)>([](const StreamingtomOptions&) { return rekv_frames(); }));
   registry.declare_reads("streamingtom", {"runtime.seed"});  // the CTR's tie-break noise
+  registry.add<StcOptions>("stc", "STC: the vision tower recomputing only changed tokens per layer (STC-Cacher), each frame cut to 64 tokens (STC-Pruner), then ReKV's window", make_stc, SVQA_HERE, std::function<EncoderProvides(const StcOptions&)>(stc_provides));
   registry.add<InfinipotVOptions>("infinipot_v", "InfiniPot-V: the KV cache compacted in place at a frame cap by TaR + VaN, no question needed",
       [](const InfinipotVOptions& o) { return std::make_unique<InfinipotV>(o); }, SVQA_HERE,
       std::function<EncoderProvides(const InfinipotVOptions&)>([](const InfinipotVOptions&) { return compacted_in_place(); }));

@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from models.export.manifest import CHAT_TEMPLATES  # noqa: E402
 
 PRESETS = ["rekv", "mukv", "streamkv", "streamkv_paper", "memstream", "memstream_paper", "full_context",
-           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v", "hermes", "fluxmem"]
+           "fresh_uniform", "fresh_recent", "streamingtom", "infinipot_v", "hermes", "fluxmem", "stc"]
 
 
 QWEN3_VL_VARIANTS = ["rekv", "mukv", "streamkv", "memstream"]
@@ -79,7 +79,7 @@ def test_presets_carry_their_references_run(svqa_bin, root):
     assert (tom["stream"]["kv_codec"], tom["stream"]["kv_codec_group"]) == ("int4", 50)
     assert tom["retrieval"]["options"] == {"retrieve_size": 251, "chunk_size": 1, "similarity": "cosine"}
     assert tom["stream"]["sink_prompt"] == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-    flux = p["fluxmem"]  # ovobench.sh's memory, frames and window; fluxmem.py's drop threshold
+    flux = p["fluxmem", "stc"]  # ovobench.sh's memory, frames and window; fluxmem.py's drop threshold
     assert flux["encoding"] == {"type": "fluxmem", "options": {
         "short_term_frames": 8, "mid_term_frames": 64, "direct_drop_similarity": 0.8, "max_frames": 256}}
     assert flux["retrieval"]["type"] == "full_context"
@@ -114,7 +114,7 @@ def test_compare_methods_is_one_run_per_preset(svqa_bin, root, tmp_path):
     names = sorted(line.split()[2] for line in r.stdout.splitlines() if line.strip())  # index, mark, name, dir
     assert names == sorted(f"compare_methods__{p}" for p in
                            ["rekv", "memstream", "streamkv", "mukv", "streamingtom", "full_context", "fresh_uniform",
-                            "fresh_recent", "infinipot_v", "hermes", "fluxmem"])
+                            "fresh_recent", "infinipot_v", "hermes", "fluxmem", "stc"])
     # A preset that is not there: one located line naming the axis value and where it was looked for.
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid:\n  axes:\n    _base_: [methods/nowhere.yaml]\n")
