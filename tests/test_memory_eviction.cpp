@@ -1,4 +1,5 @@
-// Memory an encoder compacts, evicts or rewrites per layer (MemoryBank::remove_from_layer, remove):
+// Memory an encoder compacts, evicts or rewrites per layer (MemoryBank::remove_from_layer, remove,
+// replace_layer):
 // what a layer stores, its representatives, the counts and bytes, and the disk tier all follow, on
 // small blocks whose every number is known.
 
@@ -136,6 +137,58 @@ TEST_CASE("evicting spilled and resident blocks frees their files and RAM; the d
   CHECK(a.disk_bytes == 4 * kBlockBytes);  // 1, 2, 3, 5
   CHECK(a.blocks == 6);
   CHECK(at::equal(bank.block(5).keys[0], later[0].keys[0]));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a rewritten layer holds one Segment block of what it keeps, spanning what it replaced; blocks leaving "
+          "their last layer are evicted and their spill files removed",
+          "[memory][spill]") {
+  const auto dir = test::temp_dir("replace_layer");
+  MemoryBank bank({kLayers, at::kCPU, 2 * kBlockBytes, dir});
+  const auto blocks = fill(bank, 4);  // 0, 1 spilled; 2, 3 resident
+  const auto& a = bank.accounting();
+  REQUIRE(bank.spilled(0));
+
+  // The layer's memory, read from both tiers, back to back in id order.
+  const LayerMemory memory = bank.layer_memory(1);
+  std::vector<at::Tensor> keys, positions;
+  for (const auto& b : blocks) keys.push_back(b.keys[1]), positions.push_back(b.positions);
+  CHECK(at::equal(memory.keys, at::cat(keys)));
+  CHECK(at::equal(memory.positions, at::cat(positions, 1)));
+
+  // Layer 1 keeps tokens 2 and 17 (of blocks 0 and 3): one Segment block, in layer 1 only.
+  const auto rows = at::tensor({2, 17}, at::kLong);
+  const int64_t id = bank.replace_layer(1, {memory.keys.index_select(0, rows), memory.values.index_select(0, rows),
+                                            memory.positions.index_select(1, rows)});
+  CHECK(id == 4);
+  const KvBlock& segment = bank.info(id);
+  CHECK(segment.granularity == Granularity::Segment);
+  CHECK(segment.first_frame == 0);
+  CHECK(segment.last_frame == 3);
+  CHECK(bank.blocks_in_layer(1) == std::vector<int64_t>{4});
+  for (const int64_t l : {0, 2}) CHECK(bank.blocks_in_layer(l) == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(at::equal(bank.block(id).keys[1], memory.keys.index_select(0, rows)));
+  CHECK_FALSE(bank.block(id).in_layer(0));
+  CHECK(at::equal(bank.representative(id, 1), mean_key_representative(memory.keys.index_select(0, rows))));
+  CHECK(a.blocks == 5);  // the old blocks are still in layers 0 and 2
+  CHECK(a.layer_tokens == 2 * 4 * kTokens + 2);
+
+  // Rewriting the other layers evicts them: their RAM and files go, the rewrites stay.
+  const auto file = [&](int n) { return std::filesystem::path(dir) / ("block_" + std::to_string(n) + ".kv"); };
+  const int64_t kept_bytes = 2 * 2 * kKv * kDim * 4;  // two tokens' K and V in one layer
+  for (const int64_t l : {0, 2}) {
+    const LayerMemory m = bank.layer_memory(l);
+    bank.replace_layer(l, {m.keys.narrow(0, 0, 2), m.values.narrow(0, 0, 2), m.positions.narrow(1, 0, 2)});
+  }
+  CHECK(a.blocks == 3);
+  CHECK(a.tokens == 3 * 2);
+  CHECK(a.layer_tokens == 3 * 2);
+  CHECK(a.ram_bytes + a.disk_bytes == 3 * kept_bytes);
+  CHECK(a.representative_bytes == 3 * kRepBytes);
+  for (int n = 0; n < 4; ++n) CHECK_FALSE(std::filesystem::exists(file(n)));
+  CHECK(bank.blocks_in_layer(2) == std::vector<int64_t>{6});
+  CHECK(at::equal(bank.block(6).values[2], blocks[0].values[2].narrow(0, 0, 2)));
+  CHECK_THROWS_AS(bank.replace_layer(1, {}), std::invalid_argument);  // a layer rewritten needs what it keeps
   std::filesystem::remove_all(dir);
 }
 

@@ -321,7 +321,7 @@ TEST_CASE("sliding window: one call or one call per block gives the same K/V, wi
   }
 }
 
-TEST_CASE("sliding window hooks: window tokens thin what later blocks see; after_layer sees every layer",
+TEST_CASE("sliding window hooks: window tokens thin what later blocks see; a follower sees every layer's blocks",
           "[tiny_backbone]") {
   at::InferenceMode inference;
   Setup s;
@@ -332,15 +332,19 @@ TEST_CASE("sliding window hooks: window tokens thin what later blocks see; after
   dense.begin(s.backbone, s.sinks);
   const auto reference = dense.prefill(s.backbone, {s.inputs[0], s.inputs[1]});
 
-  // Keeping every token is the dense window, bit for bit; the observer runs once per layer with both blocks.
+  // Keeping every token is the dense window, bit for bit; the follower goes through every layer after
+  // both blocks, with their q/k/v there, and leaves them as they are.
   SlidingWindow kept(1000000, absolute);
   kept.begin(s.backbone, s.sinks);
   std::vector<int64_t> observed;
   WindowHooks all;
   all.window_tokens = [](int64_t, size_t, const LayerQkv& qkv) { return at::arange(qkv.k.size(0), at::kLong); };
-  all.after_layer = [&](int64_t layer, const std::vector<LayerQkv>& blocks) {
+  all.follower = s.backbone.embed(at::tensor(s.sinks, at::kLong));
+  all.follow = [&](int64_t layer, const LayerQkv& own, const std::vector<LayerQkv>& blocks) {
     CHECK(blocks.size() == 2);
+    CHECK(own.q.size(0) == static_cast<int64_t>(s.sinks.size()));
     observed.push_back(layer);
+    return attend(own.q, own.k, own.v, AttentionMask{}).out;
   };
   CHECK(max_diff(kept.prefill(s.backbone, {s.inputs[0], s.inputs[1]}, all), reference) == 0);
   CHECK(observed == std::vector<int64_t>{0, 1, 2});

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,32 @@ struct KvBlock {
   // Bytes of K and V over all layers.
   int64_t kv_bytes() const;
 };
+
+// One layer's memory as one run of tokens (its blocks back to back, or what a rewrite keeps of them).
+struct LayerMemory {
+  at::Tensor keys, values;  // [n, kv_heads, d], un-rotated
+  at::Tensor positions;     // [3, n]
+};
+
+// The first and last frame and time of a block: what a block replacing others must cover.
+// `Span` and `Other`: anything with first_frame, last_frame, start_time, end_time (a KvBlock, a unit).
+template <class Span, class Other>
+void widen_span(Span& span, const Other& other) {
+  span.first_frame = std::min(span.first_frame, other.first_frame);
+  span.last_frame = std::max(span.last_frame, other.last_frame);
+  span.start_time = std::min(span.start_time, other.start_time);
+  span.end_time = std::max(span.end_time, other.end_time);
+}
+
+// A block of `granularity` at `positions` with room for `layers` layers and no K/V yet (every
+// per-layer vector sized, its tensors undefined): an encoder fills it layer by layer (set_layer).
+KvBlock empty_block(int64_t layers, Granularity granularity, at::Tensor positions);
+
+// Stores `keys` and `values` [n, kv_heads, d] in `layer` of `block`, with their mean-key representative.
+void set_layer(KvBlock& block, int64_t layer, at::Tensor keys, at::Tensor values);
+
+// A block stored in `layer` only, holding `memory` (what a rewrite of that layer keeps).
+KvBlock layer_only_block(int64_t layers, int64_t layer, LayerMemory memory, Granularity granularity);
 
 // ReKV's representative vector: the mean over a block's tokens of its un-rotated keys
 // [n, kv_heads, d], flattened, float32. The reference repeats each kv head for the query heads it

@@ -1,133 +1,14 @@
 #include "core/memory/memory_bank.h"
 
-#include <fcntl.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
-#include "core/io/checksum.h"
-#include "core/io/environment_error.h"
+#include "core/memory/bank_entry.h"
+#include "core/memory/spill_file.h"
 #include "core/nn/large_allocations.h"
 
 namespace svqa {
-namespace {
-
-int64_t tensor_bytes(const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
-
-int64_t tensor_bytes_of(const std::vector<int64_t>& shape, at::ScalarType dtype) {
-  if (shape.empty()) return 0;
-  int64_t n = static_cast<int64_t>(c10::elementSize(dtype));
-  for (const int64_t s : shape) n *= s;
-  return n;
-}
-
-// A spill file that cannot be written or read is the machine's failure, not the question's.
-EnvironmentError io_error(const std::string& path, const std::string& what, int why = errno) {
-  return EnvironmentError(path + ": " + what + ": " + std::strerror(why));
-}
-
-// A spill file whose bytes are not the ones written (overwritten, truncated, another run's block):
-// the question must not be answered from it.
-EnvironmentError changed_error(const std::string& path, const std::string& why) {
-  return EnvironmentError(path + ": spill file changed since it was written (" + why +
-                          "); not answered from it: rerun to retry the question");
-}
-
-// changed_error, or for a file the bank does not own (a memory snapshot) MappedFileChanged.
-[[noreturn]] void throw_changed(const std::string& path, bool external, const std::string& why) {
-  if (external)
-    throw MappedFileChanged(path, path + ": memory snapshot changed since it was written (" + why + ")");
-  throw changed_error(path, why);
-}
-
-// Opens a spilled block's file for reading (through `held` when the bank holds it open) and
-// checks that it still has the size written (at least `bytes` when `at_least`: a file still being
-// appended to).
-int open_spilled(const std::string& path, const HeldFile* held, int64_t bytes, bool external, bool at_least = false) {
-  const int fd = held ? held->duplicate() : ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw io_error(path, "cannot open spill file");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int why = errno;
-    ::close(fd);
-    throw io_error(path, "cannot stat spill file", why);
-  }
-  if (at_least ? st.st_size < bytes : st.st_size != bytes) {
-    ::close(fd);
-    throw_changed(path, external, std::to_string(st.st_size) + " bytes, " + std::to_string(bytes) + " written");
-  }
-  return fd;
-}
-
-// A read-only mapping of a spilled block's file, unmapped when the last tensor viewing it goes.
-struct Mapping {
-  void* data = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (data) munmap(data, size);
-  }
-};
-
-}  // namespace
-
-const char* granularity_name(Granularity g) {
-  switch (g) {
-    case Granularity::Patch: return "patch";
-    case Granularity::Frame: return "frame";
-    case Granularity::Segment: return "segment";
-    case Granularity::Summary: return "summary";
-  }
-  return "?";
-}
-
-at::Tensor mean_key_representative(const at::Tensor& keys) { return keys.to(at::kFloat).mean(0).flatten(); }
-
-at::Tensor grouped_query(const at::Tensor& mean_query, int64_t kv_heads) {
-  return mean_query.view({kv_heads, -1, mean_query.size(-1)}).sum(1).flatten();
-}
-
-int64_t KvBlock::kv_bytes() const {
-  int64_t n = 0;
-  for (size_t l = 0; l < keys.size(); ++l) n += tensor_bytes(keys[l]) + tensor_bytes(values[l]);
-  return n;
-}
-
-struct MemoryBank::Entry {
-  KvBlock block;  // keys/values emptied once spilled
-  std::string file;
-  // Layout of the spilled file: per layer K then V, each tensor's shape and dtype kept here.
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<at::ScalarType> dtypes;
-  std::vector<int64_t> offsets;  // byte offset of each tensor in the file
-  std::vector<uint64_t> sums;    // checksum64 of each tensor's bytes, checked when read back
-  int64_t bytes = 0;
-  int64_t file_bytes = 0;  // the file's size when written
-  int64_t base = 0;        // where the block's first tensor starts in the file
-  bool external = false;   // a MappedKv file: never written or removed here
-  std::shared_ptr<const HeldFile> held;  // MappedKv::held: the open file reads go through
-  bool coded = false;      // K/V (resident or spilled) in the codec's coded form, decoded on read
-  PlainKvLayout plain;     // when coded: what the K/V were
-  std::vector<bool> removed;  // per layer: taken out of it (remove_from_layer); its K/V stay held until evicted
-  bool evicted = false;    // left every layer: K/V freed, out of every count
-
-  bool left_layer(int64_t layer) const { return layer >= 0 && layer < static_cast<int64_t>(removed.size()) && removed[layer]; }
-  // Empties the K/V of the layers the block left, in a copy of it handed out.
-  KvBlock& without_left_layers(KvBlock& out) const {
-    for (size_t l = 0; l < out.keys.size(); ++l)
-      if (left_layer(static_cast<int64_t>(l))) out.keys[l] = out.values[l] = at::Tensor();
-    return out;
-  }
-  bool growing = false;    // MappedKv::growing: file_bytes is the block's end, the least the file may hold
-};
 
 MemoryBank::MemoryBank(MemoryBankOptions options)
     : options_(std::move(options)),
@@ -251,13 +132,11 @@ int64_t MemoryBank::add_entry(std::unique_ptr<Entry> e, int64_t kv_bytes) {
   while (options_.ram_budget_bytes >= 0 && accounting_.ram_bytes > options_.ram_budget_bytes &&
          next_resident_ < size())
     spill_oldest_resident(), spilled_any = true;
-#if defined(__GLIBC__)
   // Each block leaves small long-lived allocations (its metadata) in holes of the heap that the
   // encoder's per-frame temporaries left, so the heap's free pages stay resident and grow with the
   // stream (measured: +35 KiB per frame, RSS 1.12 × its 10-minute value after an hour). Once the
   // budget is reached, hand the free pages back as blocks leave RAM.
-  if (spilled_any) malloc_trim(0);
-#endif
+  if (spilled_any) release_free_heap();
   return entries_.back()->block.id;
 }
 
@@ -269,31 +148,7 @@ void MemoryBank::spill_oldest_resident() {
     accounting_.disk_bytes += e.bytes;
     return;
   }
-  e.file = (std::filesystem::path(options_.spill_dir) / ("block_" + std::to_string(e.block.id) + ".kv")).string();
-  const int fd = ::open(e.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw io_error(e.file, "cannot create spill file");
-  for (size_t l = 0; l < e.block.keys.size(); ++l)
-    for (auto* t : {&e.block.keys[l], &e.block.values[l]}) {
-      e.offsets.push_back(e.offsets.empty() ? 0 : e.offsets.back() + tensor_bytes_of(e.shapes.back(), e.dtypes.back()));
-      e.shapes.push_back(t->defined() ? t->sizes().vec() : std::vector<int64_t>{});
-      e.dtypes.push_back(t->defined() ? t->scalar_type() : at::kFloat);
-      e.sums.push_back(t->defined() ? checksum64(t->data_ptr(), static_cast<size_t>(tensor_bytes(*t))) : 0);
-      if (!t->defined()) continue;
-      const char* p = static_cast<const char*>(t->data_ptr());
-      for (int64_t left = tensor_bytes(*t); left > 0;) {
-        const ssize_t n = ::write(fd, p, static_cast<size_t>(left));
-        if (n < 0) {
-          const int why = errno;
-          ::close(fd);
-          throw io_error(e.file, "cannot write spill file", why);
-        }
-        p += n;
-        left -= n;
-      }
-      *t = at::Tensor();
-    }
-  if (::close(fd) != 0) throw io_error(e.file, "cannot close spill file");
-  e.file_bytes = e.bytes;
+  e.write_spill((std::filesystem::path(options_.spill_dir) / ("block_" + std::to_string(e.block.id) + ".kv")).string());
   accounting_.ram_bytes -= e.bytes;
   accounting_.disk_bytes += e.bytes;
 }
@@ -303,6 +158,11 @@ bool MemoryBank::spilled(int64_t id) const { return !entries_.at(static_cast<siz
 const KvBlock& MemoryBank::info(int64_t id) const {
   if (id < 0 || id >= size()) throw std::out_of_range("memory bank: no block " + std::to_string(id));
   return entries_[static_cast<size_t>(id)]->block;
+}
+
+void MemoryBank::check_in_layer(int64_t id, int64_t layer) const {
+  if (!in_layer(id, layer))
+    throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
 }
 
 bool MemoryBank::in_layer(int64_t id, int64_t layer) const {
@@ -322,42 +182,9 @@ at::Tensor MemoryBank::representative(int64_t id, int64_t layer) const {
 }
 
 KvBlock MemoryBank::block(int64_t id) const {
-  const KvBlock& stored = info(id);
+  KvBlock out = info(id);
   const Entry& e = *entries_[static_cast<size_t>(id)];
-  KvBlock out = stored;
-  if (e.file.empty()) {
-    if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
-    return e.without_left_layers(out);
-  }
-  auto mapping = std::make_shared<Mapping>();
-  const int fd = open_spilled(e.file, e.held.get(), e.file_bytes, e.external, e.growing);
-  // mmap offsets are whole pages: map from the page holding the block's first byte.
-  const int64_t page = sysconf(_SC_PAGESIZE), start = e.base - e.base % page;
-  mapping->size = static_cast<size_t>(e.bytes + (e.base - start));
-  if (e.bytes > 0) {
-    mapping->data = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
-    if (mapping->data == MAP_FAILED) {
-      const int why = errno;
-      mapping->data = nullptr;
-      ::close(fd);
-      throw io_error(e.file, "cannot map spill file", why);
-    }
-  }
-  ::close(fd);
-  char* p = static_cast<char*>(mapping->data) + (e.base - start);
-  size_t i = 0;
-  for (size_t l = 0; l < out.keys.size(); ++l)
-    for (auto* t : {&out.keys[l], &out.values[l]}) {
-      const size_t at = i++;
-      const auto& shape = e.shapes[at];
-      const auto dtype = e.dtypes[at];
-      if (shape.empty()) continue;
-      if (checksum64(p, static_cast<size_t>(tensor_bytes_of(shape, dtype))) != e.sums[at])
-        throw_changed(e.file, e.external, "checksum differs");
-      // MAP_PRIVATE pages are copy-on-write, so a caller writing to them never changes the file.
-      *t = at::from_blob(p, shape, [mapping](void*) {}, at::TensorOptions().dtype(dtype));
-      p += tensor_bytes(*t);
-    }
+  if (!e.file.empty()) e.map_kv(out);
   if (e.coded) decode_kv(codec_, e.plain, out.keys, out.values);
   return e.without_left_layers(out);
 }
@@ -370,8 +197,7 @@ std::vector<int64_t> MemoryBank::key_shape(int64_t id, int64_t layer) const {
 }
 
 void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, const at::Tensor& v) const {
-  if (!in_layer(id, layer))
-    throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
+  check_in_layer(id, layer);
   const Entry& e = *entries_[static_cast<size_t>(id)];
   const auto l = static_cast<size_t>(layer);
   if (e.coded && e.file.empty()) {
@@ -384,51 +210,19 @@ void MemoryBank::read_layer(int64_t id, int64_t layer, const at::Tensor& k, cons
     v.copy_(e.block.values[l], /*non_blocking=*/e.block.values[l].is_pinned());
     return;
   }
-  const int fd = open_spilled(e.file, e.held.get(), e.file_bytes, e.external, e.growing);
-  auto read_into = [&](size_t i, const at::Tensor& dst) {
-    const auto dtype = e.dtypes[i];
-    const bool direct = dst.is_cpu() && dst.is_contiguous() && dst.scalar_type() == dtype &&
-                        dst.sizes().vec() == e.shapes[i];
-    const at::Tensor buffer = direct ? dst : at::empty(e.shapes[i], at::TensorOptions().dtype(dtype).pinned_memory(dst.is_cuda()));
-    char* p = static_cast<char*>(buffer.data_ptr());
-    int64_t offset = e.base + e.offsets[i];
-    for (int64_t left = tensor_bytes(buffer); left > 0;) {
-      const ssize_t n = ::pread(fd, p, static_cast<size_t>(left), static_cast<off_t>(offset));
-      if (n < 0) {
-        const int why = errno;
-        ::close(fd);
-        throw io_error(e.file, "cannot read spill file", why);
-      }
-      if (n == 0) {  // cut short after the size check: no errno to report
-        ::close(fd);
-        throw_changed(e.file, e.external, "ends before byte " + std::to_string(offset));
-      }
-      p += n, offset += n, left -= n;
-    }
-    if (checksum64(buffer.data_ptr(), static_cast<size_t>(tensor_bytes(buffer))) != e.sums[i]) {
-      ::close(fd);
-      throw_changed(e.file, e.external, "checksum differs");
-    }
-    if (!direct) dst.copy_(buffer, /*non_blocking=*/buffer.is_pinned());
-  };
-  if (e.coded) {  // the coded bytes read whole, then decoded into k and v
-    const auto coded = [&](size_t i) { return at::empty(e.shapes[i], at::kByte); };
-    const at::Tensor ck = coded(2 * l), cv = coded(2 * l + 1);
-    read_into(2 * l, ck);
-    read_into(2 * l + 1, cv);
-    ::close(fd);
-    codec_.decode_into(ck, e.plain.shapes[2 * l], k);
-    codec_.decode_into(cv, e.plain.shapes[2 * l + 1], v);
+  if (!e.coded) {
+    e.read_spilled(l, k, v);
     return;
   }
-  read_into(2 * l, k);
-  read_into(2 * l + 1, v);
-  ::close(fd);
+  // The coded bytes read whole, then decoded into k and v.
+  const at::Tensor ck = at::empty(e.shapes[2 * l], at::kByte), cv = at::empty(e.shapes[2 * l + 1], at::kByte);
+  e.read_spilled(l, ck, cv);
+  codec_.decode_into(ck, e.plain.shapes[2 * l], k);
+  codec_.decode_into(cv, e.plain.shapes[2 * l + 1], v);
 }
 
 void MemoryBank::remove_from_layer(int64_t id, int64_t layer) {
-  if (!in_layer(id, layer))
-    throw std::invalid_argument("memory bank: block " + std::to_string(id) + " is not stored in layer " + std::to_string(layer));
+  check_in_layer(id, layer);
   Entry& e = *entries_[static_cast<size_t>(id)];
   e.removed.resize(static_cast<size_t>(options_.num_layers), false);
   e.removed[static_cast<size_t>(layer)] = true;
@@ -449,6 +243,38 @@ std::vector<int64_t> MemoryBank::blocks_in_layer(int64_t layer) const {
   for (int64_t id = 0; id < size(); ++id)
     if (in_layer(id, layer)) ids.push_back(id);
   return ids;
+}
+
+LayerMemory MemoryBank::layer_memory(int64_t layer) const {
+  std::vector<at::Tensor> keys, values, positions;
+  for (const int64_t id : blocks_in_layer(layer)) {
+    const KvBlock b = block(id);
+    keys.push_back(b.keys[static_cast<size_t>(layer)]);
+    values.push_back(b.values[static_cast<size_t>(layer)]);
+    positions.push_back(b.positions);
+  }
+  if (keys.empty()) return {};
+  return {at::cat(keys), at::cat(values), at::cat(positions, 1)};
+}
+
+int64_t MemoryBank::replace_layer(int64_t layer, LayerMemory kept) {
+  const auto replaced = blocks_in_layer(layer);
+  const auto where = "memory bank: a rewrite of layer " + std::to_string(layer);
+  if (replaced.empty()) throw std::invalid_argument(where + ": the layer holds no block to replace");
+  if (!kept.keys.defined() || !kept.values.defined() || !kept.positions.defined() ||
+      kept.keys.sizes() != kept.values.sizes() || kept.positions.size(-1) != kept.keys.size(0))
+    throw std::invalid_argument(where + " needs the keys, values and positions of the same tokens it keeps");
+  KvBlock block = layer_only_block(options_.num_layers, layer, std::move(kept), Granularity::Segment);
+  block.first_frame = info(replaced.front()).first_frame, block.last_frame = info(replaced.front()).last_frame;
+  block.start_time = info(replaced.front()).start_time, block.end_time = info(replaced.front()).end_time;
+  for (const int64_t id : replaced) widen_span(block, info(id));
+  const int64_t id = add(std::move(block));
+  const int64_t blocks = accounting_.blocks;
+  for (const int64_t old : replaced) remove_from_layer(old, layer);
+  // The evicted blocks' small allocations leave holes in the heap that would otherwise stay resident
+  // and grow with the stream (measured on InfiniPot-V over an hour, docs/performance.md).
+  if (accounting_.blocks < blocks) release_free_heap();
+  return id;
 }
 
 void MemoryBank::evict(Entry& e) {

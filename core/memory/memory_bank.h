@@ -1,8 +1,7 @@
 #pragma once
 // Store of KvBlocks with exact accounting and a disk tier. Blocks are added in order (ids dense from
-// 0, never reused); an encoder may take a block out of a layer or evict it (compaction, eviction,
-// rewriting: add the rewritten block, then remove the old ones), and accounting, representatives and
-// the disk tier follow.
+// 0, never reused); an encoder may take a block out of a layer or evict it (eviction), or rewrite a
+// layer (compaction: replace_layer), and accounting, representatives and the disk tier follow.
 //
 // Block tensors live on the CPU (pinned when the compute device is CUDA, for fast copies). Once
 // resident K/V bytes pass `ram_budget_bytes`, the oldest resident blocks are written to one file
@@ -100,6 +99,15 @@ class MemoryBank {
   void remove(int64_t id);
   // Ids of the blocks `layer` stores, ascending (the order they were added).
   std::vector<int64_t> blocks_in_layer(int64_t layer) const;
+  // Layer `layer`'s memory: the K/V (as block() reads them) and positions of every block it stores,
+  // in id order, as one run of tokens; empty tensors when it stores none.
+  LayerMemory layer_memory(int64_t layer) const;
+  // Rewrites layer `layer` (a compaction): `kept` (what the layer keeps, K/V un-rotated, at their
+  // positions) becomes one Segment block stored in that layer only, spanning the frames and times of
+  // every block the layer stored; those leave the layer (remove_from_layer: one leaving its last layer
+  // is evicted), and the heap's free pages go back to the system once any was. A compaction method
+  // chooses what to keep; the bank owns the rewrite. Returns the new block's id.
+  int64_t replace_layer(int64_t layer, LayerMemory kept);
   // The block with its K/V tensors (mapped from disk if spilled) and everything else add() was
   // given, except `representatives`: those live in one matrix per layer and come back empty here;
   // read them with representative(id, layer) or representatives(layer). Throws std::out_of_range for a bad id.
@@ -132,6 +140,7 @@ class MemoryBank {
  private:
   struct Entry;
   void spill_oldest_resident();
+  void check_in_layer(int64_t id, int64_t layer) const;  // throws std::invalid_argument unless in_layer
   void remove_representative(int64_t id, int64_t layer);
   void evict(Entry& e);
   void add_representatives(KvBlock& block);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/nn/attention.h"
+#include "engine/layer_over_context.h"
 #include "models/backbones/deepstack.h"
 #include "models/backbones/full_context.h"
 #include "strategies/kit/sink_prefill.h"
@@ -195,17 +196,15 @@ void SlidingWindow::slide(Layer& w, int64_t next) const {
   w.index.erase(w.index.begin(), w.index.begin() + drop);
 }
 
-at::Tensor SlidingWindow::prefill_block_layer(Backbone& backbone, int64_t l, size_t b, const at::Tensor& h,
-                                              const BlockPlan& plan, const RotaryTables& sink_query,
-                                              const WindowHooks& hooks, LayerQkv& qkv) {
+at::Tensor SlidingWindow::attend_block(int64_t l, size_t b, const LayerQkv& qkv, const BlockPlan& plan,
+                                       const RotaryTables& sink_query, const WindowHooks& hooks) {
   Layer& w = layers_[static_cast<size_t>(l)];
-  const int64_t n = h.size(0);
-  qkv = backbone.layer_qkv(l, h);
+  const int64_t n = qkv.q.size(0);
   const auto q = apply_rotary(qkv.q, plan.query_tables);
   const int64_t past = w.kv.size();
   if (rules_.relative_positions) rotate_window(w, plan.base);
   enter_window(w, qkv, plan);  // the block enters the window, then attends to it
-  const auto out = backbone.layer_out(l, h, attend_joint(window_segments(w, l, q, qkv.q, past, n, plan, sink_query)));
+  auto out = attend_joint(window_segments(w, l, q, qkv.q, past, n, plan, sink_query));
   keep_block_tokens(w, past, n, plan.first, hooks.window_tokens ? hooks.window_tokens(l, b, qkv) : at::Tensor());
   slide(w, plan.first + n);  // keep the tokens the next block's first query can still see
   return out;
@@ -221,29 +220,29 @@ std::vector<WindowOutput> SlidingWindow::prefill(Backbone& backbone, const std::
   RotaryTables sink_query;
   if (in > 0) sink_query = rope_.tables(text_positions(n_local_ - 1, 1).to(device));
 
-  std::vector<at::Tensor> h;
+  LayerPass pass;
   std::vector<WindowOutput> out(count);
   for (size_t b = 0; b < count; ++b) {
-    h.push_back(blocks[b].tokens.to(device, backbone.dtype()));
+    pass.hidden.push_back(blocks[b].tokens.to(device, backbone.dtype()));
+    pass.deepstack.push_back({blocks[b].deepstack, {}});
     out[b].keys.resize(static_cast<size_t>(layers));
     out[b].values.resize(static_cast<size_t>(layers));
   }
-  for (int64_t l = 0; l < layers; ++l) {
-    int64_t entered_before = sinks_entered_;
-    std::vector<LayerQkv> seen;
-    for (size_t b = 0; b < count; ++b) {
-      if (!rules_.migrate_sinks && !rules_.sinks_stay && entered_before == 0 && plans[b].entered > 0)
-        drop_sinks_from_window(layers_[static_cast<size_t>(l)]);
-      entered_before = plans[b].entered;
-      LayerQkv qkv;
-      const auto layer_out = prefill_block_layer(backbone, l, b, h[b], plans[b], sink_query, hooks, qkv);
-      h[b] = DeepStack{blocks[b].deepstack, {}}.apply(layer_out, l);
-      out[b].keys[l] = qkv.k;
-      out[b].values[l] = qkv.v;
-      if (hooks.after_layer) seen.push_back(qkv);
-    }
-    if (hooks.after_layer) hooks.after_layer(l, seen);
-  }
+  if (hooks.follower.defined()) pass.hidden.push_back(hooks.follower), pass.deepstack.emplace_back();
+  int64_t entered_before = 0;
+  std::vector<LayerQkv> seen;  // this layer's blocks, for the follower
+  pass.attend = [&](int64_t l, size_t b, const at::Tensor&, const LayerQkv& qkv) {
+    if (b == count) return hooks.follow(l, qkv, seen);
+    if (b == 0) entered_before = sinks_entered_, seen.clear();
+    if (!rules_.migrate_sinks && !rules_.sinks_stay && entered_before == 0 && plans[b].entered > 0)
+      drop_sinks_from_window(layers_[static_cast<size_t>(l)]);
+    entered_before = plans[b].entered;
+    out[b].keys[l] = qkv.k;
+    out[b].values[l] = qkv.v;
+    if (hooks.follower.defined()) seen.push_back(qkv);
+    return attend_block(l, b, qkv, plans[b], sink_query, hooks);
+  };
+  forward_layers(backbone, std::move(pass));
   sinks_entered_ = in;
   if (count) {
     next_index_ = plans.back().first + blocks.back().tokens.size(0);

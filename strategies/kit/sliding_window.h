@@ -64,9 +64,11 @@ struct WindowHooks {
   // block, e.g. Mem-Stream's AKS keeps the tokens that changed most); undefined: all. The block
   // itself attends densely, and the window still spans n_local tokens of the stream.
   std::function<at::Tensor(int64_t layer, size_t block, const LayerQkv& qkv)> window_tokens;
-  // Called at each layer once every block has gone through it, with the blocks' un-rotated q/k/v
-  // there (StreamKV's guidance prompt attends to them in the same forward).
-  std::function<void(int64_t layer, const std::vector<LayerQkv>& blocks)> after_layer;
+  // A sequence that goes through each layer after the blocks, in the same forward (StreamKV's
+  // guidance prompt, which attends to the blocks' un-rotated q/k/v there): its hidden states
+  // [T, hidden] (undefined: none), and its attention output at `layer` given its own Q/K/V and the blocks'.
+  at::Tensor follower;
+  std::function<at::Tensor(int64_t layer, const LayerQkv& own, const std::vector<LayerQkv>& blocks)> follow;
 };
 
 // The two rules above, as an encoder's options carry them.
@@ -145,10 +147,10 @@ class SlidingWindow {
   // Sinks in the sink segment once a block of `n` tokens starting at `first` has entered, `entered` before.
   int64_t sinks_after(int64_t entered, int64_t first, int64_t n) const;
   std::vector<BlockPlan> plan_blocks(const std::vector<WindowInput>& blocks, at::Device device) const;
-  // Runs block `b` (hidden states `h`) through layer `l` of the window: returns its output hidden
-  // states and leaves its q/k/v in `qkv`; the window then holds what later tokens may attend to.
-  at::Tensor prefill_block_layer(Backbone& backbone, int64_t l, size_t b, const at::Tensor& h, const BlockPlan& plan,
-                                 const RotaryTables& sink_query, const WindowHooks& hooks, LayerQkv& qkv);
+  // Block `b`'s attention at layer `l` of the window (its un-rotated q/k/v there): returns the
+  // attention output; the window then holds what later tokens may attend to.
+  at::Tensor attend_block(int64_t l, size_t b, const LayerQkv& qkv, const BlockPlan& plan,
+                          const RotaryTables& sink_query, const WindowHooks& hooks);
   // all_at_once: the sinks leave the window when they enter the sink segment.
   void drop_sinks_from_window(Layer& w) const;
   // The block's keys, values and positions enter the window (keys rotated once under absolute positions).

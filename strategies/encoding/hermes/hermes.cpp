@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/layer_over_context.h"
-#include "core/nn/attention.h"
-#include "core/nn/large_allocations.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/full_context.h"
 #include "strategies/kit/sink_prefill.h"
@@ -53,10 +50,8 @@ void HermesOptions::declare(Schema<HermesOptions>& s) {
 
 void Hermes::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_ids, MemoryBank& bank) {
   (void)bank;
-  rope_ = text_rotary(backbone.manifest());
   sinks_ = prefill_sinks(backbone, sink_ids);
   rules_ = layer_rules(backbone.num_layers(), options_.short_term_ratio, options_.long_term_ratio);
-  bank_layers_ = backbone.num_layers();
   local_ids_ = backbone.tokenizer().encode(options_.local_query);
   global_ids_ = backbone.tokenizer().encode(options_.global_query);
   mixed_ids_ = backbone.tokenizer().encode(options_.local_query + "; " + options_.global_query);
@@ -94,34 +89,28 @@ int64_t Hermes::layer_next(const MemoryBank& bank, int64_t layer) const {
 void Hermes::encode_unit(Backbone& backbone, const VisualUnit& unit, MemoryBank& bank) {
   if (unit.deepstack.defined())
     throw std::invalid_argument("hermes: Qwen3-VL's DeepStack units are not supported (the reference runs LLaVA-OV)");
-  const auto device = backbone.device();
-  const auto layers = static_cast<size_t>(backbone.num_layers());
+  const int64_t layers = backbone.num_layers();
+  const auto encoded = unit.positions.to(at::kCPU);
+  std::vector<int64_t> starts;
+  std::vector<at::Tensor> positions;
+  for (int64_t l = 0; l < layers; ++l) {
+    starts.push_back(layer_next(bank, l));
+    positions.push_back(contiguous_positions(encoded, starts.back()));
+  }
+  auto kv = forward_over_memory(backbone, unit.tokens.to(backbone.device(), backbone.dtype()),
+                                {&sinks_, &bank, positions});
   std::map<int64_t, KvBlock> by_start;  // a layer's next position -> the block its layers share
-  at::Tensor h = unit.tokens.to(device, backbone.dtype());
-  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
-    const int64_t start = layer_next(bank, l);
-    auto [it, added] = by_start.try_emplace(start);
-    KvBlock& block = it->second;
-    if (added) {
-      block.positions = contiguous_positions(unit.positions.to(at::kCPU), start);
-      block.keys.assign(layers, at::Tensor());
-      block.values.assign(layers, at::Tensor());
-      block.representatives.assign(layers, at::Tensor());
-    }
-    const auto qkv = backbone.layer_qkv(l, h);
-    auto ctx = assemble_layer(l, sinks_, bank, bank.blocks_in_layer(l), PositionPolicy::Original, start, {}, rope_,
-                              device, backbone.dtype(), h.size(0));
-    h = layer_over_context(backbone, l, h, qkv, rope_.tables(block.positions.to(device)), ctx.kv, SinkWindow{});
+  for (int64_t l = 0; l < layers; ++l) {
     const auto i = static_cast<size_t>(l);
-    block.keys[i] = qkv.k, block.values[i] = qkv.v, block.representatives[i] = mean_key_representative(qkv.k);
+    auto [it, added] = by_start.try_emplace(starts[i]);
+    if (added) {
+      it->second = empty_block(layers, Granularity::Frame, positions[i]);
+      it->second.first_frame = unit.first_frame, it->second.last_frame = unit.last_frame;
+      it->second.start_time = unit.start_time, it->second.end_time = unit.end_time;
+    }
+    set_layer(it->second, l, std::move(kv.keys[i]), std::move(kv.values[i]));
   }
-  for (auto& entry : by_start) {
-    KvBlock& block = entry.second;
-    block.granularity = Granularity::Frame;
-    block.first_frame = unit.first_frame, block.last_frame = unit.last_frame;
-    block.start_time = unit.start_time, block.end_time = unit.end_time;
-    bank.add(std::move(block));
-  }
+  for (auto& entry : by_start) bank.add(std::move(entry.second));
 }
 
 std::vector<int64_t> Hermes::positions_in(const MemoryBank& bank, int64_t layer) const {
@@ -144,35 +133,11 @@ int64_t Hermes::layer_tokens(const MemoryBank& bank, int64_t layer) const {
 // heads and query tokens, sinks and the query's own tokens left out.
 std::vector<at::Tensor> Hermes::query_attention(Backbone& backbone, const MemoryBank& bank,
                                                 const std::vector<int64_t>& ids) {
-  const auto device = backbone.device();
-  const auto n_query = static_cast<int64_t>(ids.size());
-  at::Tensor h = backbone.embed(at::tensor(ids, at::kLong));
-  std::vector<at::Tensor> attention;
-  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
-    const int64_t start = layer_next(bank, l);
-    const auto tables = rope_.tables(text_positions(start, n_query).to(device));
-    const auto ctx = assemble_layer(l, sinks_, bank, bank.blocks_in_layer(l), PositionPolicy::Original, start, {},
-                                    rope_, device, backbone.dtype());
-    const auto qkv = backbone.layer_qkv(l, h);
-    const auto result = attend(apply_rotary(qkv.q, tables), {ctx.keys, apply_rotary(qkv.k, tables)},
-                               {ctx.values, qkv.v}, AttentionMask{}, true);
-    h = backbone.layer_out(l, h, result.out);
-    const int64_t memory = ctx.keys.size(0) - sinks_.size();
-    attention.push_back(result.probs.mean(0).narrow(1, sinks_.size(), memory).mean(0).to(at::kCPU));
-  }
-  return attention;
-}
-
-// Layer `layer`'s memory (every block it stores, in id order) as one run of tokens.
-LayerMemory Hermes::layer_memory(const MemoryBank& bank, int64_t layer) const {
-  std::vector<at::Tensor> keys, values, positions;
-  for (const int64_t id : bank.blocks_in_layer(layer)) {
-    const KvBlock b = bank.block(id);
-    keys.push_back(b.keys[static_cast<size_t>(layer)]);
-    values.push_back(b.values[static_cast<size_t>(layer)]);
-    positions.push_back(b.positions);
-  }
-  return {at::cat(keys), at::cat(values), at::cat(positions, 1)};
+  std::vector<at::Tensor> positions;
+  for (int64_t l = 0; l < backbone.num_layers(); ++l)
+    positions.push_back(text_positions(layer_next(bank, l), static_cast<int64_t>(ids.size())));
+  const MemoryPass pass{&sinks_, &bank, positions, /*memory_attention=*/true};
+  return forward_over_memory(backbone, backbone.embed(at::tensor(ids, at::kLong)), pass).memory_attention;
 }
 
 // Per layer, the attention of its tier's pseudo query: local (short-term), mixed (mid), global (long-term).
@@ -187,52 +152,22 @@ std::vector<at::Tensor> Hermes::tier_attention(Backbone& backbone, const MemoryB
   return attention;
 }
 
-// Layer `layer`'s new memory `m` as a Segment block stored in that layer only, spanning the blocks it replaces.
-KvBlock Hermes::layer_block(const MemoryBank& bank, int64_t layer, const LayerMemory& m) const {
-  const auto layers = static_cast<size_t>(bank_layers_), l = static_cast<size_t>(layer);
-  const auto ids = bank.blocks_in_layer(layer);
-  KvBlock block;
-  block.granularity = Granularity::Segment;
-  block.first_frame = bank.info(ids.front()).first_frame, block.start_time = bank.info(ids.front()).start_time;
-  for (const int64_t id : ids) {
-    const auto& info = bank.info(id);
-    block.first_frame = std::min(block.first_frame, info.first_frame);
-    block.start_time = std::min(block.start_time, info.start_time);
-    block.last_frame = std::max(block.last_frame, info.last_frame);
-    block.end_time = std::max(block.end_time, info.end_time);
-  }
-  block.positions = m.positions;
-  block.keys.assign(layers, at::Tensor());
-  block.values.assign(layers, at::Tensor());
-  block.representatives.assign(layers, at::Tensor());
-  block.keys[l] = m.keys, block.values[l] = m.values;
-  block.representatives[l] = mean_key_representative(m.keys);
-  return block;
-}
-
-// Every layer cut to its budget by its tier's rule, as one Segment block stored in that layer only;
-// the blocks they replace are evicted. Positions are re-indexed once any layer's passes the limit.
+// Every layer cut to its budget by its tier's rule (the bank rewrites each layer as one Segment
+// block). Positions are re-indexed once any layer's passes the limit.
 void Hermes::compact(Backbone& backbone, MemoryBank& bank) {
   const auto kept = hermes_keep(tier_attention(backbone, bank), rules_, options_.budget);
   const int64_t sinks_next = sinks_.size() ? svqa::next_position(sinks_.positions) : 0;
   std::vector<LayerMemory> memories;
   int64_t highest = sinks_next - 1;
-  for (int64_t l = 0; l < bank_layers_; ++l) {
-    memories.push_back(layer_memory(bank, l));
+  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
+    memories.push_back(bank.layer_memory(l));
     highest = std::max(highest, svqa::next_position(memories.back().positions) - 1);
   }
   const bool reindex = highest > options_.max_position_embeddings - 1024;
-  std::vector<KvBlock> shrunk;
-  std::set<int64_t> replaced;
-  for (int64_t l = 0; l < bank_layers_; ++l) {
+  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
     const auto i = static_cast<size_t>(l);
-    const auto m = shrink_layer(memories[i], kept[i], {rules_[i].tier == MemoryTier::Long, sinks_next, reindex});
-    shrunk.push_back(layer_block(bank, l, m));
-    for (const int64_t id : bank.blocks_in_layer(l)) replaced.insert(id);
+    bank.replace_layer(l, shrink_layer(memories[i], kept[i], {rules_[i].tier == MemoryTier::Long, sinks_next, reindex}));
   }
-  for (auto& block : shrunk) bank.add(std::move(block));
-  for (const int64_t id : replaced) bank.remove(id);
-  release_free_heap();  // the replaced blocks' holes would otherwise stay resident (as InfiniPot-V's)
   ++compactions_;
   reindexings_ += reindex ? 1 : 0;
 }

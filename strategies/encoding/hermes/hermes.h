@@ -10,8 +10,9 @@
 // memory as it is (retrieval memory_as_is), no retrieval step.
 //
 // In the bank: each frame is a Frame block in every layer whose next positions agree (ReKV's
-// block: K/V, mean-key representative); a compaction adds one Segment block per layer, present in that layer only,
-// holding what the layer keeps at its positions, and evicts every block it replaces.
+// block: K/V, mean-key representative); a compaction chooses what each layer keeps, and the bank
+// rewrites the layer (MemoryBank::replace_layer: one Segment block present in that layer only,
+// holding what it keeps at its positions; the blocks it replaces leave it).
 // Choices where the reference is silent are in docs/strategies.md ("HERMES").
 
 #include <cstdint>
@@ -65,19 +66,15 @@ class Hermes final : public EncodingStrategy {
  private:
   void encode_unit(Backbone& backbone, const VisualUnit& unit, MemoryBank& bank);
   std::vector<at::Tensor> query_attention(Backbone& backbone, const MemoryBank& bank, const std::vector<int64_t>& ids);
-  LayerMemory layer_memory(const MemoryBank& bank, int64_t layer) const;
   std::vector<at::Tensor> tier_attention(Backbone& backbone, const MemoryBank& bank);
-  KvBlock layer_block(const MemoryBank& bank, int64_t layer, const LayerMemory& m) const;
   void compact(Backbone& backbone, MemoryBank& bank);
   int64_t layer_tokens(const MemoryBank& bank, int64_t layer) const;
   int64_t layer_next(const MemoryBank& bank, int64_t layer) const;
   std::vector<int64_t> positions_in(const MemoryBank& bank, int64_t layer) const;
 
   HermesOptions options_;
-  RotaryEmbedding rope_{2, 1.0};  // the backbone's, set by begin_stream
   SinkKv sinks_;
   std::vector<LayerRule> rules_;
-  int64_t bank_layers_ = 0;  // the backbone's layers
   std::vector<int64_t> local_ids_, global_ids_, mixed_ids_;
   int64_t next_position_ = 0;
   int64_t compactions_ = 0, reindexings_ = 0;

@@ -10,12 +10,9 @@
 
 #include <cstdint>
 
-namespace svqa {
+#include "core/memory/kv_block.h"
 
-struct LayerMemory {
-  at::Tensor keys, values;  // [n, kv_heads, d], un-rotated
-  at::Tensor positions;     // [3, n], ascending
-};
+namespace svqa {
 
 struct ShrinkRule {
   bool fold = false;         // long-term layer: the dropped tokens become one summary token
@@ -23,7 +20,7 @@ struct ShrinkRule {
   bool reindex = false;      // kept tokens take sinks_next, sinks_next + 1, ... (the reference's compaction)
 };
 
-// `kept`: ascending int64 indices into the memory's tokens.
+// `memory`: positions ascending; `kept`: ascending int64 indices into its tokens.
 LayerMemory shrink_layer(const LayerMemory& memory, const at::Tensor& kept, const ShrinkRule& rule);
 
 }  // namespace svqa

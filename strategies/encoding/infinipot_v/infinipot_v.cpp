@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/layer_over_context.h"
-#include "core/nn/large_allocations.h"
 #include "models/backbones/full_context.h"
 #include "strategies/kit/unit_block.h"
 #include "strategies/kit/sink_prefill.h"
@@ -80,80 +78,36 @@ void InfinipotV::check_unit(const VisualUnit& unit) {
   }
 }
 
-// The unit through every layer, attending to [sinks | the layer's cache] at their own positions and
-// causally to itself: its un-rotated K/V per layer.
-WindowOutput InfinipotV::prefill(Backbone& backbone, const VisualUnit& unit, const MemoryBank& bank) {
-  const auto device = backbone.device();
-  const auto tables = rope_.tables(unit.positions.to(device));
-  at::Tensor h = unit.tokens.to(device, backbone.dtype());
-  WindowOutput out;
-  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
-    auto ctx = assemble_layer(l, sinks_, bank, bank.blocks_in_layer(l), PositionPolicy::Original, next_position_, {},
-                              rope_, device, backbone.dtype(), h.size(0));
-    h = layer_over_context(backbone, l, h, qkv, tables, ctx.kv, SinkWindow{});
-    out.keys.push_back(qkv.k);
-    out.values.push_back(qkv.v);
-  }
-  return out;
-}
-
+// Each unit goes through every layer attending to [sinks | the layer's cache] at their own positions
+// and causally to itself; its un-rotated K/V per layer become a Frame block.
 void InfinipotV::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   for (const auto& unit : units) {
     check_unit(unit);
-    bank.add(rekv_unit_block(unit, prefill(backbone, unit, bank)));
+    auto kv = forward_over_memory(backbone, unit.tokens.to(backbone.device(), backbone.dtype()),
+                                  {&sinks_, &bank, {unit.positions}});
+    bank.add(rekv_unit_block(unit, {std::move(kv.keys), std::move(kv.values)}));
     next_position_ = std::max(next_position_, svqa::next_position(unit.positions));
     if (++cache_frames_ == options_.cap_frames) compact(backbone, bank);
   }
 }
 
-// Layer `layer`'s cache (blocks `ids`, in order) cut to the tokens TaR and VaN keep, as one block
-// stored in that layer only. Scored on keys rotated at their positions, as the reference's cache holds them.
-KvBlock InfinipotV::compacted_layer(Backbone& backbone, const MemoryBank& bank, int64_t layer,
-                                    const std::vector<int64_t>& ids) {
-  const auto rotated = assemble_layer(layer, SinkKv{}, bank, ids, PositionPolicy::Original, next_position_, {}, rope_,
-                                      backbone.device(), backbone.dtype());
+// Layer `layer`'s cache cut to the tokens TaR and VaN keep, scored on keys rotated at their
+// positions (in the backbone's dtype, on its device), as the reference's cache holds them.
+LayerMemory InfinipotV::kept_tokens(Backbone& backbone, const MemoryBank& bank, int64_t layer) const {
+  const LayerMemory memory = bank.layer_memory(layer);
+  const auto device = backbone.device();
+  const auto rotated = memory.keys.to(device, backbone.dtype(), /*non_blocking=*/false, /*copy=*/true);
+  apply_rotary_(rotated, rope_.tables(memory.positions.to(device)));
   TarVanParams params{tokens_per_frame_, options_.keep_frames, options_.tar_ratio, options_.query_ratio, -1, 3,
                       grid_height_};
   if (options_.adaptive_pooling) adaptive_pooling(layer, backbone.num_layers(), params);
-  const auto kept = tar_van_keep(rotated.keys, rotated.values, params).to(at::kCPU);
-
-  std::vector<at::Tensor> keys, values, positions;
-  KvBlock out;
-  out.granularity = Granularity::Segment;
-  out.first_frame = bank.info(ids.front()).first_frame, out.start_time = bank.info(ids.front()).start_time;
-  for (const int64_t id : ids) {
-    const KvBlock b = bank.block(id);
-    keys.push_back(b.keys[static_cast<size_t>(layer)]);
-    values.push_back(b.values[static_cast<size_t>(layer)]);
-    positions.push_back(b.positions);
-    out.first_frame = std::min(out.first_frame, b.first_frame), out.start_time = std::min(out.start_time, b.start_time);
-    out.last_frame = std::max(out.last_frame, b.last_frame), out.end_time = std::max(out.end_time, b.end_time);
-  }
-  const auto layers = static_cast<size_t>(backbone.num_layers());
-  out.keys.assign(layers, at::Tensor());
-  out.values.assign(layers, at::Tensor());
-  out.representatives.assign(layers, at::Tensor());
-  out.positions = at::cat(positions, 1).index_select(1, kept);
-  out.keys[static_cast<size_t>(layer)] = at::cat(keys).index_select(0, kept);
-  out.values[static_cast<size_t>(layer)] = at::cat(values).index_select(0, kept);
-  out.representatives[static_cast<size_t>(layer)] =
-      mean_key_representative(out.keys[static_cast<size_t>(layer)]);
-  return out;
+  const auto kept = tar_van_keep(rotated, memory.values.to(device, backbone.dtype()), params).to(at::kCPU);
+  return {memory.keys.index_select(0, kept), memory.values.index_select(0, kept), memory.positions.index_select(1, kept)};
 }
 
-// Every layer cut to keep_frames frames' worth of tokens; the blocks they replace are evicted.
+// Every layer cut to keep_frames frames' worth of tokens (the bank rewrites each layer).
 void InfinipotV::compact(Backbone& backbone, MemoryBank& bank) {
-  std::vector<KvBlock> compacted;
-  std::set<int64_t> replaced;
-  for (int64_t l = 0; l < backbone.num_layers(); ++l) {
-    const auto ids = bank.blocks_in_layer(l);
-    compacted.push_back(compacted_layer(backbone, bank, l, ids));
-    replaced.insert(ids.begin(), ids.end());
-  }
-  for (auto& block : compacted) bank.add(std::move(block));
-  for (const int64_t id : replaced) bank.remove(id);
-  release_free_heap();  // without it the replaced blocks' holes kept RSS rising over an hour (performance.md)
+  for (int64_t l = 0; l < backbone.num_layers(); ++l) bank.replace_layer(l, kept_tokens(backbone, bank, l));
   cache_frames_ = options_.keep_frames;
   ++compactions_;
 }

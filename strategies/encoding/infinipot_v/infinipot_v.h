@@ -9,19 +9,19 @@
 // (retrieval memory_as_is), every token at its encode position.
 //
 // In the bank: each frame is a Frame block in every layer (ReKV's block: K/V, mean-key
-// representative); a compaction adds one Segment block per layer, present in that layer only (the
-// layers keep different tokens), with the kept tokens' K/V and positions, and evicts every block it
-// replaces (MemoryBank::remove). Choices where the reference is silent or offline are in
-// docs/strategies.md ("InfiniPot-V").
+// representative); a compaction chooses each layer's tokens, and the bank rewrites the layer
+// (MemoryBank::replace_layer: one Segment block present in that layer only, the layers keeping
+// different tokens; the blocks it replaces leave it). Choices where the reference is silent or
+// offline are in docs/strategies.md ("InfiniPot-V").
 
 #include <cstdint>
 #include <vector>
 
 #include "core/config/schema.h"
+#include "core/memory/kv_block.h"
 #include "engine/strategy.h"
 #include "core/nn/rope.h"
 #include "strategies/encoding/infinipot_v/tar_van.h"
-#include "strategies/kit/sliding_window.h"
 
 namespace svqa {
 
@@ -49,9 +49,8 @@ class InfinipotV final : public EncodingStrategy {
   int64_t compactions() const { return compactions_; }
 
  private:
-  WindowOutput prefill(Backbone& backbone, const VisualUnit& unit, const MemoryBank& bank);
   void check_unit(const VisualUnit& unit);
-  KvBlock compacted_layer(Backbone& backbone, const MemoryBank& bank, int64_t layer, const std::vector<int64_t>& ids);
+  LayerMemory kept_tokens(Backbone& backbone, const MemoryBank& bank, int64_t layer) const;
   void compact(Backbone& backbone, MemoryBank& bank);
 
   InfinipotVOptions options_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/nn/attention.h"
+#include "engine/layer_over_context.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/deepstack.h"
 #include "models/backbones/full_context.h"
@@ -46,10 +47,7 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
 
   std::vector<at::Tensor> keys(layers), values(layers), rotated(layers), probs;
   std::vector<double> weights;
-  at::Tensor h = at::cat(tokens);
-  const DeepStack stacked = concat_deepstack(deepstack);
-  for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
+  const auto attend_layer = [&](int64_t l, size_t, const at::Tensor&, const LayerQkv& qkv) {
     rotated[l] = apply_rotary(qkv.k, tables);
     const auto k = past_keys[l].defined() ? at::cat({past_keys[l], rotated[l]}) : rotated[l];
     const auto v = past_keys[l].defined() ? at::cat({past_values[l], qkv.v}) : qkv.v;
@@ -59,10 +57,11 @@ std::vector<PrefilledBlock> prefill_blocks(Backbone& backbone, const std::vector
     const auto q = apply_rotary(qkv.q, tables);
     auto attn = visible.defined() ? attend_masked(q, k, v, visible, need) : attend(q, k, v, AttentionMask{}, need);
     if (need) probs.push_back(std::move(attn.probs)), weights.push_back(scoring->second);
-    h = stacked.apply(backbone.layer_out(l, h, attn.out), l);
     keys[l] = qkv.k;
     values[l] = qkv.v;
-  }
+    return attn.out;
+  };
+  forward_layers(backbone, {{at::cat(tokens)}, {concat_deepstack(deepstack)}, attend_layer});
 
   std::vector<PrefilledBlock> out;
   for (size_t b = 0; b < blocks.size(); ++b) {

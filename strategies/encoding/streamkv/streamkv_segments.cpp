@@ -153,13 +153,7 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
   std::vector<UnitInfo> spans;
   for (const auto& entry : segment.entries) {
     UnitInfo span = open_units_.at(entry.units.front());
-    for (const int64_t u : entry.units) {
-      const UnitInfo& info = open_units_.at(u);
-      span.first_frame = std::min(span.first_frame, info.first_frame);
-      span.last_frame = std::max(span.last_frame, info.last_frame);
-      span.start_time = std::min(span.start_time, info.start_time);
-      span.end_time = std::max(span.end_time, info.end_time);
-    }
+    for (const int64_t u : entry.units) widen_span(span, open_units_.at(u));
     span.positions = packed_positions(span.positions, cursor_);
     cursor_ = svqa::next_position(span.positions);
     inputs.push_back({entry.features, span.positions, entry.deepstack});
@@ -179,11 +173,10 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
   const bool compress = options_.keep_fraction < 1.0;
   std::vector<at::Tensor> scores(static_cast<size_t>(layers));
   WindowHooks hooks;
-  at::Tensor guide;
   RotaryTables input_tables, guide_tables;
   if (compress) {
     const auto n_guide = static_cast<int64_t>(guidance_ids_.size());
-    guide = backbone.embed(at::tensor(guidance_ids_, at::kLong));
+    hooks.follower = backbone.embed(at::tensor(guidance_ids_, at::kLong));
     std::vector<at::Tensor> laid;
     for (const auto& in : inputs) laid.push_back(in.positions);
     auto positions = at::cat(laid, 1);
@@ -191,18 +184,17 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
     input_tables = text_rotary(backbone.manifest()).tables((positions - positions.min()).to(device));
     guide_tables = {input_tables.cos.narrow(0, positions.size(1) - n_guide, n_guide),
                     input_tables.sin.narrow(0, positions.size(1) - n_guide, n_guide)};
-    hooks.after_layer = [&](int64_t l, const std::vector<LayerQkv>& blocks) {
-      const auto qkv = backbone.layer_qkv(l, guide);
+    hooks.follow = [&](int64_t l, const LayerQkv& qkv, const std::vector<LayerQkv>& blocks) {
       std::vector<at::Tensor> ks, vs, reps;
       for (const auto& b : blocks) ks.push_back(b.k), vs.push_back(b.v);
       ks.push_back(qkv.k);
       vs.push_back(qkv.v);
       const auto out = attend(apply_rotary(qkv.q, guide_tables), apply_rotary(at::cat(ks), input_tables), at::cat(vs),
                               AttentionMask{true, options_.n_local, 0});
-      guide = backbone.layer_out(l, guide, out.out);
       const auto g = grouped_query(qkv.q.to(at::kFloat).mean(0), qkv.k.size(1));  // un-rotated
       for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k));
       scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g).to(at::kCPU);
+      return out.out;
     };
   }
   auto outputs = window_.prefill(backbone, inputs, hooks);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/nn/attention.h"
+#include "engine/layer_over_context.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/full_context.h"
 
@@ -99,22 +100,27 @@ at::Tensor mukv_query(Backbone& backbone, const SinkKv& sinks, const std::string
   const auto tables = rope.tables(text_positions(sinks.size() ? next_position(sinks.positions) : 0, T).to(device));
   RotaryTables sink_tables;
   if (sinks.size()) sink_tables = rope.tables(sinks.positions.to(device));
-  at::Tensor h = backbone.embed(at::tensor(ids, at::kLong));
-  for (int64_t l = 0;; ++l) {
-    const auto qkv = backbone.layer_qkv(l, h);
+  at::Tensor query;
+  const auto attend_layer = [&](int64_t l, size_t, const at::Tensor&, const LayerQkv& qkv) -> at::Tensor {
     const auto k = apply_rotary(qkv.k, tables);
-    if (l == layers - 1) {
-      if (!mean_query) return k[T - 1].to(at::kFloat).flatten();
-      const auto q = apply_rotary(qkv.q, tables).to(at::kFloat).mean(0);  // [heads, d]
-      return q.view({k.size(1), -1, q.size(1)}).mean(1).flatten();      // query heads averaged per kv head
+    if (l == layers - 1) {  // the query is read from this layer's Q/K: the pass stops here
+      if (mean_query) {
+        const auto q = apply_rotary(qkv.q, tables).to(at::kFloat).mean(0);  // [heads, d]
+        query = q.view({k.size(1), -1, q.size(1)}).mean(1).flatten();      // query heads averaged per kv head
+      } else {
+        query = k[T - 1].to(at::kFloat).flatten();
+      }
+      return {};
     }
     std::vector<at::Tensor> ks, vs;
     if (sinks.size())
       ks.push_back(apply_rotary(sinks.keys[l].to(device, dtype), sink_tables)), vs.push_back(sinks.values[l].to(device, dtype));
     ks.push_back(k);
     vs.push_back(qkv.v);
-    h = backbone.layer_out(l, h, attend(apply_rotary(qkv.q, tables), ks, vs, AttentionMask{}).out);
-  }
+    return attend(apply_rotary(qkv.q, tables), ks, vs, AttentionMask{}).out;
+  };
+  forward_layers(backbone, {{backbone.embed(at::tensor(ids, at::kLong))}, {}, attend_layer});
+  return query;
 }
 
 void MukvRetrieval::begin_question(Backbone& backbone, const QuestionInfo& question, const MemoryBank& bank) {
