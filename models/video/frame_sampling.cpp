@@ -57,7 +57,7 @@ class IndexSelector final : public FrameSelector {
       : indices_(std::move(indices)), avg_fps_(avg_fps), by_pts_(times == FrameTimes::Presented) {
     if (!std::is_sorted(indices_.begin(), indices_.end()))
       throw std::invalid_argument("frame indices: expected indices in ascending order");
-    // A stream shows a frame once: where a rule repeats an index (a video slower than its fps), once.
+    // A stream shows a frame once: where a rule repeats an index, once (smart_nframes never does).
     indices_.erase(std::unique(indices_.begin(), indices_.end()), indices_.end());
     expected = static_cast<int64_t>(indices_.size());
     fps = rate > 0 ? rate
@@ -106,9 +106,9 @@ std::unique_ptr<FrameSelector> frame_selector(const VideoSampling& sampling, dou
   if (sampling.step == FrameStep::QwenSmart) {
     QwenFrameRule rule;
     rule.fps = target_fps;
-    // The kept frames go by the asked rate, as the Qwen2.5-VL processor's default fps (2) and
-    // get_rope_index without second_per_grid_ts (one temporal patch a second) space them in the
-    // references that call fetch_video (InfiniPot-V), however the 4- and 768-frame bounds spread them.
+    // The kept frames go by the asked rate, however the 4- and 768-frame bounds spread them: InfiniPot-V
+    // asks 2 fps and spaces Qwen2.5-VL's temporal patches one a second (get_rope_index without
+    // second_per_grid_ts), i.e. 2 frames a second, whatever the video's length.
     return index_selector(qwen_frame_indices(info.frames, info.avg_fps, rule), info.avg_fps, sampling.times,
                           target_fps);
   }
