@@ -1,7 +1,7 @@
 // qwen-vl-utils' frame sampling and video frame size (models/video/frame_indices.h) against the Python
-// transcription of the reference (tests/fixtures/qwen_frames/make_cases.py): seven videos of different
+// transcription of the reference (tests/fixtures/qwen_frames/make_cases.py): nine videos of different
 // frame counts (37 to 108,000), rates (10 to 59.94 fps) and sizes, on the Qwen2.5-VL and Qwen3-VL
-// releases' constants.
+// releases' constants, two with the caller's min_pixels, max_pixels or total_pixels.
 
 #include <catch2/catch.hpp>
 
@@ -29,6 +29,8 @@ TEST_CASE("qwen_smart frame indices and sizes equal qwen-vl-utils' on videos of 
     QwenVideoPixels pixels;
     pixels.factor = c["factor"].get<int64_t>();
     pixels.asked_max_pixels = c["asked_max_pixels"].get<int64_t>();
+    pixels.min_pixels = c["min_pixels"].get<int64_t>();
+    pixels.total_pixels = c["total_pixels"].get<double>();
     const auto size = qwen_video_frame_size(c["height"].get<int64_t>(), c["width"].get<int64_t>(),
                                             c["nframes"].get<int64_t>(), pixels);
     CHECK(std::vector<int64_t>{size.first, size.second} == c["resized"].get<std::vector<int64_t>>());

@@ -15,6 +15,7 @@
 #include "core/io/atomic_file.h"
 #include "app/cli/cli_commands.h"
 #include "engine/registries.h"
+#include "app/report/causality_check.h"
 #include "app/report/report_figures.h"
 #include "app/report/report_tables.h"
 #include "app/report/run_report.h"
@@ -82,6 +83,9 @@ int cmd_report(int argc, const char* const* argv, const Registries& registries) 
   for (const auto& dir : find_run_dirs(roots)) runs.push_back(summarize_run(dir, registries));
   order_runs(runs);
   distinct_names(runs);
+  for (const auto& r : runs)
+    if (const std::string line = frames_after_question_line(r); !line.empty())
+      std::cerr << "svqa report: warning: " << line << "\n";
   std::string figure_data;
   try {
     figure_data = figure_data_csv(runs, question);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/io/format.h"
+#include "app/report/causality_check.h"
 #include "app/report/csv_text.h"
 #include "app/report/paper_columns.h"
 
@@ -132,6 +133,7 @@ std::string report_markdown(const std::vector<RunSummary>& runs) {
        "over answered questions, the first question of each stream (warm-up) left out.\n";
   if (const std::string note = paper_note_md(runs); !note.empty()) s << "\n" << note;
   if (any_busy) s << "\n† " << busy_note(runs) << ".\n";
+  s << frames_after_question_md(runs);
   bool problems = false;
   for (const auto& r : runs)
     if (!r.problem.empty()) {

@@ -14,6 +14,7 @@
 
 #include "core/config/experiment.h"
 #include "engine/benchmark.h"
+#include "app/report/causality_check.h"
 #include "app/run/prediction_record.h"
 
 namespace fs = std::filesystem;
@@ -199,6 +200,7 @@ RunSummary summarize_run(const std::string& dir, const Registries& registries) {
     const auto records = read_prediction_records(dir + "/predictions.jsonl");
     r.scores = score_predictions(r.benchmark, loaded->answer_rule(), streams, scored_predictions(records));
     add_measurements(r, records);
+    r.frames_after_question = frames_after_question(records);
     add_judgments(r);
   } catch (const std::exception& e) {
     r.problem = e.what();

@@ -32,6 +32,13 @@ struct RetrievalTrace {
   std::vector<std::pair<double, double>> scores;  // (block start s, score), in stream order
 };
 
+// Answered records whose frames were presented after their question (future_s > 0): causality broken.
+struct FramesAfterQuestion {
+  int64_t records = 0, answered = 0;  // such records, of the answered ones
+  double max_s = 0;                   // the largest future_s
+  std::string first;                  // the first such record: "STREAM/ID at T s"
+};
+
 struct RunSummary {
   std::string dir;        // the run's results directory
   std::string name;       // its experiment name (grid runs: "<experiment>__key=value...")
@@ -67,6 +74,7 @@ struct RunSummary {
   // before the question, 1 = the stream's start; one value per block per layer.
   std::vector<double> retrieved_age;
   std::vector<RetrievalTrace> traces;
+  FramesAfterQuestion frames_after_question;  // app/report/causality_check.h
   std::optional<ExpectedResult> expected;  // the paper's figure for this setting (`expected:`), when given
 };
 

@@ -35,8 +35,9 @@ int64_t llava_frames_per_call(at::Device device) { return device.is_cpu() ? 1 : 
 }  // namespace
 
 TorchScriptBackbone::TorchScriptBackbone(const std::string& export_dir, at::Device device,
-                                         std::optional<at::ScalarType> dtype)
+                                         std::optional<at::ScalarType> dtype, const VideoResizeOptions& video_resize)
     : manifest_(load_manifest(export_dir)), device_(device), dtype_(dtype.value_or(export_dtype(manifest_.dtype))) {
+  manifest_.image = with_video_resize(manifest_.image, video_resize, export_dir + "/manifest.json");
   // A trace fixes its casts to the dtype it was traced in (RMSNorm's cast back to the input dtype),
   // so converting a float32 export's modules to bfloat16 fails inside the first layer; refuse at once.
   if (dtype_ != export_dtype(manifest_.dtype))

@@ -11,22 +11,29 @@
 #include "core/config/schema.h"
 #include "models/backbones/backbone.h"
 #include "models/backbones/torchscript_vision_layers.h"
+#include "models/backbones/video_resize.h"
 
 namespace svqa {
 
 struct TorchScriptOptions {
   std::string export_dir;
+  VideoResizeOptions video_resize;
   static void declare(Schema<TorchScriptOptions>& s) {
     s.field("export", &TorchScriptOptions::export_dir, "export directory written by python -m models.export")
         .required().must_exist("directory");
+    s.field("video_resize", &TorchScriptOptions::video_resize,
+            "the size a Qwen export's frames are resized to: the processor's rule and bounds, or qwen-vl-utils' "
+            "(docs/video_input.md, \"Each reference's sampling and resolution\")");
   }
 };
 
 class TorchScriptBackbone final : public Backbone {
  public:
   // Loads DIR/manifest.json and every file it lists onto `device`, in `dtype` (default: the
-  // export's). Errors name the missing file.
-  TorchScriptBackbone(const std::string& export_dir, at::Device device, std::optional<at::ScalarType> dtype = {});
+  // export's); frames are sized as the manifest's "image" object with `video_resize` applied (checked
+  // before any weights load). Errors name the missing file.
+  TorchScriptBackbone(const std::string& export_dir, at::Device device, std::optional<at::ScalarType> dtype = {},
+                      const VideoResizeOptions& video_resize = {});
 
   const Manifest& manifest() const override { return manifest_; }
   const Tokenizer& tokenizer() const override { return *tokenizer_; }

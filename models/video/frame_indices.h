@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/video/image_spec.h"
+
 namespace svqa {
 
 // stream.frame_step's name for qwen-vl-utils' rule (fetch_video → smart_nframes): the frame count is
@@ -31,20 +33,11 @@ int64_t qwen_smart_nframes(int64_t total_frames, double video_fps, const QwenFra
 // close to total_frames.
 std::vector<int64_t> qwen_frame_indices(int64_t total_frames, double video_fps, const QwenFrameRule& rule);
 
-// fetch_video's pixel bounds per frame: min_pixels = VIDEO_MIN_TOKEN_NUM (128) · factor², a cap of
-// VIDEO_MAX_TOKEN_NUM (768) · factor², and a budget of total_pixels over all frames
-// (Qwen2.5-VL's release: 128000 · 28² · 0.9; Qwen3-VL's: MODEL_SEQ_LEN 128000 · 32² · 0.9).
-struct QwenVideoPixels {
-  int64_t factor = 28;         // patch_size · spatial merge size: 28 (Qwen2.5-VL), 32 (Qwen3-VL)
-  int64_t min_pixels = 0;      // 0: 128 · factor²
-  int64_t max_pixels = 0;      // 0: 768 · factor²
-  double total_pixels = 0;     // 0: 128000 · factor² · 0.9
-  int64_t asked_max_pixels = 0;  // the caller's {"max_pixels": ...}; 0: none
-};
-
-// The (height, width) every frame of an n-frame clip of height × width frames is resized to:
+// The (height, width) fetch_video resizes every frame of an n-frame clip of height × width frames to:
 // smart_resize(h, w, factor, min_pixels, max(min(cap, total_pixels / n · frame_factor),
-// int(1.05 · min_pixels))), lowered to asked_max_pixels when that is smaller.
+// int(1.05 · min_pixels))), lowered to asked_max_pixels when that is smaller. Its pixel bounds,
+// fetch_video's: QwenVideoPixels (image_spec.h); Qwen2.5-VL's release fixes total_pixels at
+// 128000 · 28² · 0.9, Qwen3-VL's at MODEL_SEQ_LEN 128000 · 32² · 0.9: the same rule.
 std::pair<int64_t, int64_t> qwen_video_frame_size(int64_t height, int64_t width, int64_t nframes,
                                                   const QwenVideoPixels& pixels, int64_t frame_factor = 2);
 

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/video/frame_indices.h"
+
 namespace svqa {
 namespace {
 
@@ -138,12 +140,8 @@ at::Tensor normalized_frames(const at::Tensor& rgb, const ImageSpec& spec, int64
     throw std::invalid_argument("preprocess_frames: factor " + std::to_string(spec.factor) +
                                 " must be patch_size * merge_size = " +
                                 std::to_string(spec.patch_size * spec.merge_size));
-  const auto [height, width] =
-      spec.resize == ImageSpec::Resize::Qwen3Smart
-          ? qwen3_smart_resize(clip_frames > 0 ? clip_frames : frames.size(0), frames.size(2), frames.size(3),
-                               spec.temporal_patch_size, spec.factor, spec.min_pixels, spec.max_pixels)
-          : qwen_smart_resize(frames.size(2), frames.size(3), spec.factor, spec.min_pixels,
-                              static_cast<double>(spec.max_pixels));
+  const int64_t clip = clip_frames > 0 ? clip_frames : frames.size(0);
+  const auto [height, width] = qwen_processor_size(frames.size(2), frames.size(3), clip, spec);
   return rescale_and_normalize(resize_like_torchvision(frames, height, width), spec);
 }
 
@@ -155,6 +153,21 @@ VisualInput clip_input(const at::Tensor& normalized, const ImageSpec& spec) {
 
 VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames) {
   return clip_input(normalized_frames(rgb, spec, clip_frames), spec);
+}
+
+std::pair<int64_t, int64_t> qwen_processor_size(int64_t height, int64_t width, int64_t clip_frames,
+                                                const ImageSpec& spec) {
+  if (spec.qwen_vl_utils) {
+    QwenVideoPixels pixels = *spec.qwen_vl_utils;
+    pixels.factor = spec.factor;
+    const auto [h, w] = qwen_video_frame_size(height, width, clip_frames, pixels);
+    if (spec.resize == ImageSpec::Resize::Qwen3Smart) return {h, w};  // the processor told do_resize=False
+    height = h, width = w;  // Qwen2.5-VL's processor resizes what fetch_video gave it (the same size, in bounds)
+  }
+  if (spec.resize == ImageSpec::Resize::Qwen3Smart)
+    return qwen3_smart_resize(clip_frames, height, width, spec.temporal_patch_size, spec.factor, spec.min_pixels,
+                              spec.max_pixels);
+  return qwen_smart_resize(height, width, spec.factor, spec.min_pixels, static_cast<double>(spec.max_pixels));
 }
 
 }  // namespace svqa

@@ -17,6 +17,8 @@ namespace svqa {
 // Throws std::invalid_argument for a wrong dtype or shape, or a frame Qwen's rule cannot resize.
 // Qwen3-VL's size depends on the clip's frame count: `clip_frames` > 0 sizes the frames as HF sizes
 // a clip of that many frames (a stream's chunks all take one size); 0: the frames given.
+// With spec.qwen_vl_utils, a Qwen clip's frames are sized as qwen-vl-utils' fetch_video sizes a clip of
+// `clip_frames` (else the frames given) frames, then as the processor sizes those (qwen_processor_size).
 VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
 
 // preprocess_frames in its two steps, preprocess_frames(rgb) == clip_input(normalized_frames(rgb)):
@@ -25,6 +27,11 @@ VisualInput preprocess_frames(const at::Tensor& rgb, const ImageSpec& spec, int6
 // clip's frames become together (Qwen's patches over temporal pairs; the frames as they are otherwise).
 at::Tensor normalized_frames(const at::Tensor& rgb, const ImageSpec& spec, int64_t clip_frames = 0);
 VisualInput clip_input(const at::Tensor& normalized, const ImageSpec& spec);
+// The (height, width) a Qwen rule (QwenSmart, Qwen3Smart) resizes a clip of `clip_frames` frames of
+// height × width to: fetch_video's size first where spec.qwen_vl_utils is set, then the processor's
+// smart_resize (Qwen2.5-VL; Qwen3-VL's is skipped after fetch_video, as its model card's do_resize=False).
+std::pair<int64_t, int64_t> qwen_processor_size(int64_t height, int64_t width, int64_t clip_frames,
+                                                const ImageSpec& spec);
 
 // Qwen2-VL's smart_resize: (height, width) as multiples of `factor` with height * width in
 // [min_pixels, max_pixels], aspect ratio kept as closely as possible. max_pixels may be fractional, as

@@ -53,14 +53,15 @@ class StrideSelector final : public FrameSelector {
 
 class IndexSelector final : public FrameSelector {
  public:
-  IndexSelector(std::vector<int64_t> indices, double avg_fps, FrameTimes times)
+  IndexSelector(std::vector<int64_t> indices, double avg_fps, FrameTimes times, double rate)
       : indices_(std::move(indices)), avg_fps_(avg_fps), by_pts_(times == FrameTimes::Presented) {
     if (!std::is_sorted(indices_.begin(), indices_.end()))
       throw std::invalid_argument("frame indices: expected indices in ascending order");
-    // A stream shows a frame once: where a rule repeats an index (a video slower than its fps), once.
+    // A stream shows a frame once: where a rule repeats an index, once (smart_nframes never does).
     indices_.erase(std::unique(indices_.begin(), indices_.end()), indices_.end());
     expected = static_cast<int64_t>(indices_.size());
-    fps = indices_.size() > 1 && avg_fps > 0
+    fps = rate > 0 ? rate
+          : indices_.size() > 1 && avg_fps > 0
               ? static_cast<double>(indices_.size() - 1) * avg_fps / static_cast<double>(indices_.back() - indices_.front())
               : avg_fps;
   }
@@ -105,14 +106,19 @@ std::unique_ptr<FrameSelector> frame_selector(const VideoSampling& sampling, dou
   if (sampling.step == FrameStep::QwenSmart) {
     QwenFrameRule rule;
     rule.fps = target_fps;
-    return index_selector(qwen_frame_indices(info.frames, info.avg_fps, rule), info.avg_fps, sampling.times);
+    // The kept frames go by the asked rate, however the 4- and 768-frame bounds spread them: InfiniPot-V
+    // asks 2 fps and spaces Qwen2.5-VL's temporal patches one a second (get_rope_index without
+    // second_per_grid_ts), i.e. 2 frames a second, whatever the video's length.
+    return index_selector(qwen_frame_indices(info.frames, info.avg_fps, rule), info.avg_fps, sampling.times,
+                          target_fps);
   }
   if (sampling.times == FrameTimes::Presented) return std::make_unique<PresentedSelector>(target_fps, info);
   return std::make_unique<StrideSelector>(video_frame_step(info.avg_fps, target_fps, sampling.step), info);
 }
 
-std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps, FrameTimes times) {
-  return std::make_unique<IndexSelector>(std::move(indices), avg_fps, times);
+std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps, FrameTimes times,
+                                              double rate) {
+  return std::make_unique<IndexSelector>(std::move(indices), avg_fps, times, rate);
 }
 
 }  // namespace svqa

@@ -58,9 +58,10 @@ std::unique_ptr<FrameSelector> frame_selector(const VideoSampling& sampling, dou
 
 // Keeps the decoded frames at `indices` (ascending, repeats kept once), stamped index / avg_fps
 // (or by PTS with `times` Presented): for rules that pick indices from the stated frame count
-// (qwen-vl-utils' smart_nframes).
+// (qwen-vl-utils' smart_nframes). The kept frames' rate (FrameSelector::fps) is `rate`, the rule's
+// own (qwen-vl-utils' sample_fps), else (0) their mean rate over the indices' span.
 std::unique_ptr<FrameSelector> index_selector(std::vector<int64_t> indices, double avg_fps,
-                                              FrameTimes times = FrameTimes::Stride);
+                                              FrameTimes times = FrameTimes::Stride, double rate = 0);
 
 // A selector made once the video is open (its info known).
 using SelectorMaker = std::function<std::unique_ptr<FrameSelector>(const VideoInfo&)>;

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace svqa {
 namespace {
@@ -13,17 +14,19 @@ using nlohmann::json;
 // Reads one key of the "image" object; every error names the file and `image.<key>`.
 class SpecReader {
  public:
-  SpecReader(const json& j, const std::string& where) : j_(j), where_(where) {}
+  // `prefix`: where the keys sit ("image." or a nested object's "image.qwen_vl_utils.").
+  SpecReader(const json& j, const std::string& where, std::string prefix = "image.")
+      : j_(j), where_(where), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const {
     std::string got = j_.contains(key) ? ", got " + j_.at(key).dump() : "";
-    throw std::runtime_error(where_ + ": image." + key + ": expected " + expected + got);
+    throw std::runtime_error(where_ + ": " + prefix_ + key + ": expected " + expected + got);
   }
   bool has(const std::string& key) const { return j_.contains(key); }
 
   int64_t positive_int(const std::string& key, int64_t fallback, bool required) const {
     if (!has(key)) {
-      if (required) throw std::runtime_error(where_ + ": image." + key + ": missing (expected a positive integer)");
+      if (required) throw std::runtime_error(where_ + ": " + prefix_ + key + ": missing (expected a positive integer)");
       return fallback;
     }
     const json& v = j_.at(key);
@@ -54,8 +57,24 @@ class SpecReader {
 
  private:
   const json& j_;
-  std::string where_;
+  std::string where_, prefix_;
 };
+
+// image.qwen_vl_utils: {"min_pixels", "max_pixels", "total_pixels"}, each optional (the reference's default).
+QwenVideoPixels qwen_video_pixels_from_json(const json& j, const std::string& where) {
+  const std::string expected = "an object with min_pixels, max_pixels (positive integers) and total_pixels (a positive "
+                               "number), each optional";
+  if (!j.is_object()) throw std::runtime_error(where + ": image.qwen_vl_utils: expected " + expected + ", got " + j.dump());
+  for (const auto& [key, value] : j.items())
+    if (key != "min_pixels" && key != "max_pixels" && key != "total_pixels")
+      throw std::runtime_error(where + ": image.qwen_vl_utils." + key + ": unknown key (expected " + expected + ")");
+  const SpecReader r(j, where, "image.qwen_vl_utils.");
+  QwenVideoPixels pixels;
+  pixels.min_pixels = r.positive_int("min_pixels", 0, false);
+  pixels.asked_max_pixels = r.positive_int("max_pixels", 0, false);
+  pixels.total_pixels = r.positive_number("total_pixels", 0);
+  return pixels;
+}
 
 }  // namespace
 
@@ -63,14 +82,14 @@ ImageSpec image_spec_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + ": image: expected an object, got " + j.dump());
   static const std::set<std::string> kFixedOnly = {"height", "width", "interpolation"};
   static const std::set<std::string> kCropOnly = {"height", "width", "interpolation", "shortest_edge"};
-  static const std::set<std::string> kQwenOnly = {"factor", "min_pixels", "max_pixels"};
+  static const std::set<std::string> kQwenOnly = {"factor", "min_pixels", "max_pixels", "qwen_vl_utils"};
   static const std::set<std::string> kCommon = {"resize",     "patch_size",     "merge_size", "temporal_patch_size",
                                                 "rescale_factor", "mean", "std"};
   for (const auto& [key, value] : j.items())
     if (!kCropOnly.count(key) && !kQwenOnly.count(key) && !kCommon.count(key))
       throw std::runtime_error(where + ": image." + key +
                                ": unknown key (expected resize, height, width, shortest_edge, interpolation, factor, "
-                               "min_pixels, max_pixels, patch_size, merge_size, temporal_patch_size, rescale_factor, "
+                               "min_pixels, max_pixels, qwen_vl_utils, patch_size, merge_size, temporal_patch_size, rescale_factor, "
                                "mean, std)");
 
   const SpecReader r(j, where);
@@ -85,7 +104,8 @@ ImageSpec image_spec_from_json(const json& j, const std::string& where) {
   else r.fail("resize", "\"fixed\", \"qwen_smart\", \"qwen3_smart\" or \"shortest_edge_crop\"");
   const bool fixed = spec.resize == ImageSpec::Resize::Fixed, crop = spec.resize == ImageSpec::Resize::ShortestEdgeCrop;
   const std::set<std::string>& allowed = fixed ? kFixedOnly : crop ? kCropOnly : kQwenOnly;
-  for (const auto& key : {"height", "width", "interpolation", "shortest_edge", "factor", "min_pixels", "max_pixels"})
+  for (const auto& key : {"height", "width", "interpolation", "shortest_edge", "factor", "min_pixels", "max_pixels",
+                          "qwen_vl_utils"})
     if (r.has(key) && !allowed.count(key))
       r.fail(key, std::string("no such key with resize ") + resize.dump());
   const json interpolation = j.value("interpolation", json("bicubic"));
@@ -112,6 +132,7 @@ ImageSpec image_spec_from_json(const json& j, const std::string& where) {
     spec.max_pixels = r.positive_int("max_pixels", 0, true);
     if (spec.max_pixels < spec.min_pixels)
       r.fail("max_pixels", "at least min_pixels = " + std::to_string(spec.min_pixels));
+    if (r.has("qwen_vl_utils")) spec.qwen_vl_utils = qwen_video_pixels_from_json(j.at("qwen_vl_utils"), where);
   }
   return spec;
 }

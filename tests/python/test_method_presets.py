@@ -2,7 +2,7 @@
 experiment file validates (grids expand and validate every run), each preset carries its reference's run
 (checked on the resolved config, not the file text), the paper variants differ from the code's run in
 exactly the settings their papers state, the Qwen3-VL variants differ from their method only in the
-backbone and its prompts (the method's messages in Qwen3-VL's chat template), and compare_methods.yaml is
+backbone (its export and its frames' size) and its prompts (the method's messages in Qwen3-VL's chat template), and compare_methods.yaml is
 one run per preset."""
 
 import pathlib
@@ -53,6 +53,11 @@ def test_presets_carry_their_references_run(svqa_bin, root):
         "cap_frames": 16, "keep_frames": 12, "tar_ratio": 0.5, "query_ratio": 0.25, "adaptive_pooling": True}}
     assert infinipot["retrieval"]["type"] == "memory_as_is"
     assert (infinipot["runtime"]["dtype"], infinipot["backbone"]["options"]["export"]) == ("bfloat16", "exports/qwen2_5_vl_7b")
+    # qwen_inference_ovu.py: qwen-vl-utils' fetch_video at its 2 fps, {"max_frames": 768, "max_pixels": 128 * 28 * 28}
+    assert {k: infinipot["stream"][k] for k in ("fps", "frame_step", "frame_times")} == \
+        {"fps": 2, "frame_step": "qwen_smart", "frame_times": "presented"}
+    assert infinipot["backbone"]["options"]["video_resize"] == \
+        {"rule": "qwen_vl_utils", "min_pixels": 0, "max_pixels": 128 * 28 * 28, "total_pixels": 0}
     hermes = p["hermes"]  # load_model's tiers; kv_size (no default released): svqa's 4000
     assert hermes["encoding"] == {"type": "hermes", "options": {
         "budget": 4000, "short_term_ratio": 0.1, "long_term_ratio": 0.3, "max_position_embeddings": 32768}}
@@ -69,6 +74,10 @@ def test_presets_carry_their_references_run(svqa_bin, root):
     assert streamkv["stream"]["protocol"] == "reencode_per_question"
     assert (streamkv["encoding"]["options"]["keep_fraction"], streamkv["retrieval"]["options"]["retrieve_size"]) == (0.6, 64)
     assert p["memstream"]["runtime"]["dtype"] == "bfloat16"
+    # Mem-Stream's paper: 200-256 tokens per frame-feature (a 2-frame temporal patch of 28 x 28 merged patches)
+    assert p["memstream"]["backbone"]["options"]["video_resize"] == \
+        {"rule": "processor", "min_pixels": 200 * 28 * 28, "max_pixels": 256 * 28 * 28}
+    assert (p["memstream"]["stream"]["frame_step"], p["memstream"]["stream"]["fps"]) == ("reference", 0.5)
     assert p["memstream"]["retrieval"]["options"]["similarity"] == "dot"
     assert p["fresh_uniform"]["encoding"]["options"] == {"sampling": "uniform", "frames": 32}
     assert p["fresh_recent"]["encoding"]["options"] == {"sampling": "recent", "frames": 4}
@@ -140,11 +149,18 @@ def test_qwen3_vl_variants_are_their_method_in_qwen3_vls_template(svqa_bin, root
     methods = root / "experiments" / "methods"
     variant, original = resolved(svqa_bin, methods / f"{method}_qwen3_vl.yaml"), resolved(svqa_bin, methods / f"{method}.yaml")
     qwen3 = resolved(svqa_bin, methods / "qwen3_vl.yaml")
-    assert variant["backbone"] == ({"type": "torchscript", "options": {"export": "exports/qwen3_vl_2b"}} if method == "mukv"
-                                   else qwen3["backbone"])
+    qwen3_backbone = qwen3["backbone"]
+    assert qwen3_backbone["options"]["video_resize"] == {"rule": "qwen_vl_utils", "min_pixels": 0, "max_pixels": 0,
+                                                         "total_pixels": 0}  # Qwen3-VL's released pipeline
+    assert variant["backbone"] == ({"type": "torchscript", "options": {**qwen3_backbone["options"],
+                                                                       "export": "exports/qwen3_vl_2b"}}
+                                   if method == "mukv" else qwen3_backbone)
     assert variant["runtime"]["dtype"] == "bfloat16"
     assert variant["label"] == f"{original['label']} (Qwen3-VL)"
-    changed = {"name", "label", "backbone.options.export", "runtime.dtype", "stream.sink_prompt", "stream.answer_prompt"}
+    resize = {"backbone.options.video_resize"} | {f"backbone.options.video_resize.{k}"
+                                                  for k in ("rule", "min_pixels", "max_pixels", "total_pixels")}
+    changed = {"name", "label", "backbone.options.export", "runtime.dtype", "stream.sink_prompt", "stream.answer_prompt",
+               *resize}
     assert set(differences(variant, original)) <= changed
     if method == "memstream":  # the backbone's own template, as the Qwen2.5-VL preset's <default>
         assert (variant["stream"]["sink_prompt"], variant["stream"]["answer_prompt"]) == \

@@ -192,6 +192,13 @@ output: {{dir: {tmp_path / 'results'}}}
 TIMES = [0.6, 1.2, 1.5, 2.0, 2.9]
 
 
+def svqa_report(svqa_bin, root, results):
+    r = subprocess.run([str(svqa_bin), "report", str(results), "--no-figures"], cwd=root, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
 def test_run_under_the_presented_rule_never_sees_a_later_frame(svqa_bin, root, tiny_export, videos, tmp_path):
     frames, _ = pyav_frames(videos / "dropped_hevc.mkv")
     pts = [p for p, _ in frames]
@@ -203,6 +210,8 @@ def test_run_under_the_presented_rule_never_sees_a_later_frame(svqa_bin, root, t
         assert rec["future_s"] == 0
         assert all(end < t for _, end in rec["block_spans"].values()), t
     assert "warning" not in log
+    report = svqa_report(svqa_bin, root, tmp_path / "results")
+    assert "Frames presented after the question" not in report.stdout and "warning" not in report.stderr
 
 
 def test_run_under_the_stride_rule_states_future_s_from_the_pts(svqa_bin, root, tiny_export, videos, tmp_path):
@@ -223,6 +232,14 @@ def test_run_under_the_stride_rule_states_future_s_from_the_pts(svqa_bin, root, 
         futures.append(expected)
     assert max(futures) > 0.5  # more than a frame interval: the file does leak under this rule
     assert log.count("warning: v/") == 1 and "future_s" in log
+    # svqa report names the run, how many answers saw the future, how far, and the first.
+    leaks = sorted(t for t in times if records[t]["future_s"] > 0)
+    most = max(records[t]["future_s"] for t in times)
+    line = (f"real_file: {len(leaks)} of {len(times)} answered questions used frames presented after the question "
+            f"(up to {most:.3f} s; first v/q{times.index(leaks[0])} at {leaks[0]:g} s)")
+    report = svqa_report(svqa_bin, root, tmp_path / "results")
+    assert "## Frames presented after the question" in report.stdout and f"- {line}\n" in report.stdout
+    assert f"svqa report: warning: {line}\n" in report.stderr
 
 
 # ---- qwen-vl-utils' frame rule (stream.frame_step: qwen_smart) on real files ---------------------
@@ -232,34 +249,78 @@ QWEN_FILES = {"q30.mp4": ("30", 3, "85:47"), "q25.mp4": ("25", 4, "64:48"), "q24
               "q2997.mp4": ("30000/1001", 3, "63:41"), "q60.mp4": ("60", 2, "50:30")}
 
 
-def qwen_reference_indices(total_frames, video_fps, fps):
-    """qwen-vl-utils' fetch_video indices: smart_nframes, then linspace(0, total - 1, n).round()
-    (tests/fixtures/qwen_frames/make_cases.py transcribes the reference)."""
+def qwen_reference():
+    """tests/fixtures/qwen_frames/make_cases.py: the Python transcription of qwen-vl-utils' fetch_video
+    (smart_nframes, the readers' linspace indices, the pixel bounds, smart_resize)."""
     import importlib.util
     import pathlib
-    import torch
     path = pathlib.Path(__file__).parents[1] / "fixtures/qwen_frames/make_cases.py"
     spec = importlib.util.spec_from_file_location("qwen_make_cases", path)
     cases = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cases)
-    n = cases.smart_nframes(fps, total_frames, video_fps)
+    return cases
+
+
+def qwen_reference_indices(total_frames, video_fps, fps):
+    """qwen-vl-utils' fetch_video indices: smart_nframes, then linspace(0, total - 1, n).round()."""
+    import torch
+    n = qwen_reference().smart_nframes(fps, total_frames, video_fps)
     return torch.linspace(0, total_frames - 1, n).round().long().tolist()
 
 
+# The export's "image" object and backbone.options.video_resize's qwen_vl_utils bounds, one per file in turn,
+# so that each of smart_resize's branches runs: frames scaled up to min_pixels (the releases' defaults), down
+# to the per-clip budget total_pixels / n · 2, down to the caller's max_pixels.
+QWEN_IMAGES = {
+    "qwen2_5_vl": dict(resize="qwen_smart", min_pixels=3136, max_pixels=12845056, patch_size=14, merge_size=2,
+                       temporal_patch_size=2),
+    "qwen3_vl": dict(resize="qwen3_smart", min_pixels=4096, max_pixels=25165824, patch_size=16, merge_size=2,
+                     temporal_patch_size=2),
+}
+QWEN_PIXELS = [("qwen2_5_vl", {}), ("qwen3_vl", {}), ("qwen2_5_vl", {"min_pixels": 784, "total_pixels": 12000}),
+               ("qwen3_vl", {"min_pixels": 1024, "max_pixels": 2048}),
+               ("qwen3_vl", {"min_pixels": 1024, "total_pixels": 15000.5})]
+
+
+def qwen_reference_size(release, pixels, nframes, height, width):
+    """fetch_video's (height, width) for the clip, then the processor's: Qwen2.5-VL's smart_resize within its
+    own bounds (a frame fetch_video left under min_pixels grows again), Qwen3-VL's called with do_resize=False."""
+    cases = qwen_reference()
+    size = cases.fetch_video_size(nframes, height, width, release, pixels.get("max_pixels"), pixels.get("min_pixels"),
+                                  pixels.get("total_pixels"))
+    if release == "qwen3_vl":
+        return size
+    image = QWEN_IMAGES[release]
+    return cases.smart_resize(*size, image["patch_size"] * image["merge_size"], image["min_pixels"], image["max_pixels"])
+
+
 @pytest.mark.parametrize("fps", [2.0, 4.0])
-def test_qwen_smart_keeps_the_references_frame_indices(svqa_bin, root, tmp_path, fps):
-    for name, (rate, seconds, size) in QWEN_FILES.items():
+def test_qwen_smart_keeps_the_references_frame_indices_and_sizes(svqa_bin, root, tmp_path, fps):
+    """stream.frame_step qwen_smart and backbone.options.video_resize qwen_vl_utils on five real MP4s of
+    different rates and sizes: the frames kept, their rate, and the size each is resized to are what
+    qwen-vl-utils gives (the transcription); `svqa frames --preprocess` sizes them as a run does."""
+    for (name, (rate, seconds, size)), (release, pixels) in zip(QWEN_FILES.items(), QWEN_PIXELS):
         path = tmp_path / name
         ffmpeg("-f", "lavfi", "-i", f"testsrc2=size=96x64:rate={rate}:duration={seconds}", "-vf", f"crop={size}",
                "-c:v", "libx264", "-pix_fmt", "yuv444p", path)
         frames, avg_fps = pyav_frames(path)
         with av.open(str(path)) as container:
             assert container.streams.video[0].frames == len(frames)  # the stated count is the decoded one
-        want = sorted(set(qwen_reference_indices(len(frames), avg_fps, fps)))
+        reference = qwen_reference_indices(len(frames), avg_fps, fps)
+        want = sorted(set(reference))
         report, rgb = svqa_frames(svqa_bin, root, path, tmp_path / "rgb.npy", "--fps", fps, "--frame-times", "stride",
                                   "--frame-step", "qwen_smart")
         assert [round(t * avg_fps) for t in report["timestamps"]] == want, name
         assert report["presented"] == pytest.approx([frames[i][0] for i in want], abs=1e-3), name
         assert np.array_equal(rgb, np.stack([frames[i][1] for i in want])), name
+        assert report["fps"] == fps, name  # the rate the reference's positions space its frames by
         report, _ = svqa_frames(svqa_bin, root, path, tmp_path / "rgb.npy", "--fps", fps, "--frame-step", "qwen_smart")
         assert report["timestamps"] == pytest.approx([frames[i][0] for i in want], abs=1e-3), name  # by PTS
+
+        image = {**QWEN_IMAGES[release], "qwen_vl_utils": pixels}
+        (tmp_path / "manifest.json").write_text(json.dumps({"image": image}))
+        report, _ = svqa_frames(svqa_bin, root, path, tmp_path / "pixels.npy", "--fps", fps, "--frame-step",
+                                "qwen_smart", "--preprocess", tmp_path / "manifest.json")
+        height, width = qwen_reference_size(release, pixels, len(reference), report["height"], report["width"])
+        patch = image["patch_size"]
+        assert report["grid_thw"] == [math.ceil(len(want) / 2), height // patch, width // patch], (name, release, pixels)
