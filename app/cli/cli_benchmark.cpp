@@ -150,6 +150,62 @@ cxxopts::ParseResult parse(cxxopts::Options& options, int argc, const char* cons
   return args;
 }
 
+// What `benchmark inspect` counts over a benchmark's questions.
+struct QuestionCounts {
+  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0, polls = 0, proactive = 0;
+  std::map<size_t, int64_t> by_option_count;
+  std::map<std::string, int64_t> by_category;
+  std::map<std::string, std::set<std::string>> items_by_category;  // records asked several times (OVO-Bench's probes)
+};
+
+QuestionCounts count_questions(const std::vector<Stream>& streams) {
+  QuestionCounts n;
+  for (const auto& s : streams)
+    for (const auto& q : s.questions) {
+      ++n.questions;
+      n.offline += q.offline;
+      n.with_evidence += !q.evidence.empty();
+      n.polls += static_cast<int64_t>(q.poll_times.size());
+      if (!q.options.empty()) ++n.multiple_choice, ++n.by_option_count[q.options.size()];
+      else if (!q.poll_times.empty()) ++n.proactive;
+      else n.closed += judged_by_rule(q);
+      for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories) {
+        ++n.by_category[c.empty() ? "(none)" : c];
+        if (const auto item = q.tags.find("item"); item != q.tags.end())
+          n.items_by_category[c.empty() ? "(none)" : c].insert(item->second);
+      }
+    }
+  return n;
+}
+
+void print_question_counts(const QuestionCounts& n) {
+  std::cout << "questions: " << n.questions << " (" << n.multiple_choice << " multiple choice, "
+            << (n.closed ? std::to_string(n.closed) + " closed without options (a count, Yes/No), " : "")
+            << (n.proactive ? std::to_string(n.proactive) + " proactive (a text to output at the right time), " : "")
+            << n.questions - n.multiple_choice - n.closed - n.proactive << " open-ended; " << n.offline << " offline, "
+            << n.questions - n.offline << " asked at a time; " << n.with_evidence << " with evidence)\n";
+  if (n.polls)
+    std::cout << "polls: at most " << n.polls << " (proactive questions, once a second until the first yes; then the "
+              << "question itself)\n";
+  if (!n.by_option_count.empty()) {
+    std::cout << "options per question:";
+    for (const auto& [options, count] : n.by_option_count) std::cout << " " << options << " (" << count << ")";
+    std::cout << "\n";
+  }
+  if (!n.items_by_category.empty()) {
+    size_t items = 0;
+    for (const auto& [_, ids] : n.items_by_category) items += ids.size();
+    std::cout << "items (annotation records; a record asked at several times is one item): " << items << "\n";
+  }
+  std::cout << "categories:\n";
+  for (const auto& [c, count] : n.by_category) {
+    std::cout << "  " << c << ": " << count;
+    if (const auto it = n.items_by_category.find(c); it != n.items_by_category.end() && it->second.size() != size_t(count))
+      std::cout << " (" << it->second.size() << " items)";
+    std::cout << "\n";
+  }
+}
+
 int inspect(int argc, const char* const* argv, const Registries& registries) {
   cxxopts::Options options("svqa benchmark inspect",
                            "Load an annotation file with a benchmark's loader: videos, questions, categories, and "
@@ -168,58 +224,15 @@ int inspect(int argc, const char* const* argv, const Registries& registries) {
   auto benchmark = make_benchmark(registries, args);
   std::vector<LoadProblem> problems;
   const std::vector<Stream> streams = benchmark->load(problems);
-
-  int64_t questions = 0, multiple_choice = 0, closed = 0, offline = 0, with_evidence = 0, polls = 0, proactive = 0;
-  std::map<size_t, int64_t> by_option_count;
-  std::map<std::string, int64_t> by_category;
-  std::map<std::string, std::set<std::string>> items_by_category;  // records asked several times (OVO-Bench's probes)
-  for (const auto& s : streams)
-    for (const auto& q : s.questions) {
-      ++questions;
-      offline += q.offline;
-      with_evidence += !q.evidence.empty();
-      polls += static_cast<int64_t>(q.poll_times.size());
-      if (!q.options.empty()) ++multiple_choice, ++by_option_count[q.options.size()];
-      else if (!q.poll_times.empty()) ++proactive;
-      else closed += judged_by_rule(q);
-      for (const auto& c : q.categories.empty() ? std::vector<std::string>{q.category} : q.categories) {
-        ++by_category[c.empty() ? "(none)" : c];
-        if (const auto item = q.tags.find("item"); item != q.tags.end())
-          items_by_category[c.empty() ? "(none)" : c].insert(item->second);
-      }
-    }
+  const QuestionCounts counts = count_questions(streams);
   if (args.count("video-root"))
     for (const auto& s : streams)
       if (!std::filesystem::exists(s.video)) problems.push_back({s.id, "video not found: " + s.video, false});
 
   std::cout << args["name"].as<std::string>() << ": " << args["annotations"].as<std::string>() << "\n"
             << "answer rule: " << rule_name(benchmark->answer_rule()) << "\n"
-            << "videos: " << streams.size() << "\n"
-            << "questions: " << questions << " (" << multiple_choice << " multiple choice, "
-            << (closed ? std::to_string(closed) + " closed without options (a count, Yes/No), " : "")
-            << (proactive ? std::to_string(proactive) + " proactive (a text to output at the right time), " : "")
-            << questions - multiple_choice - closed - proactive << " open-ended; " << offline << " offline, " << questions - offline
-            << " asked at a time; " << with_evidence << " with evidence)\n";
-  if (polls)
-    std::cout << "polls: at most " << polls << " (proactive questions, once a second until the first yes; then the "
-              << "question itself)\n";
-  if (!by_option_count.empty()) {
-    std::cout << "options per question:";
-    for (const auto& [n, count] : by_option_count) std::cout << " " << n << " (" << count << ")";
-    std::cout << "\n";
-  }
-  if (!items_by_category.empty()) {
-    size_t items = 0;
-    for (const auto& [_, ids] : items_by_category) items += ids.size();
-    std::cout << "items (annotation records; a record asked at several times is one item): " << items << "\n";
-  }
-  std::cout << "categories:\n";
-  for (const auto& [c, count] : by_category) {
-    std::cout << "  " << c << ": " << count;
-    if (const auto it = items_by_category.find(c); it != items_by_category.end() && it->second.size() != size_t(count))
-      std::cout << " (" << it->second.size() << " items)";
-    std::cout << "\n";
-  }
+            << "videos: " << streams.size() << "\n";
+  print_question_counts(counts);
   if (args.count("questions")) write_file_atomically(args["questions"].as<std::string>(), questions_jsonl(*benchmark, streams));
   int64_t fatal = 0;
   for (const auto& p : problems) fatal += p.fatal;

@@ -26,6 +26,7 @@ int cmd_frames(int argc, const char* const* argv);
 int cmd_make_video(int argc, const char* const* argv);
 int cmd_embed(int argc, const char* const* argv);
 int cmd_cache(int argc, const char* const* argv);  // cli_cache.cpp
+int cmd_list(int argc, const char* const* argv, const Registries& registries);  // cli_list.cpp
 int cmd_benchmark(int argc, const char* const* argv, const Registries& registries);  // cli_benchmark.cpp
 int cmd_score(int argc, const char* const* argv, const Registries& registries);      // cli_benchmark.cpp
 int cmd_grid(int argc, const char* const* argv, const Registries& registries);       // cli_grid.cpp

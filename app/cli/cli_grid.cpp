@@ -69,6 +69,62 @@ int run_grid_on_devices(const cxxopts::ParseResult& args, const std::string& pat
   return run_on_devices(args["devices"].as<std::string>(), {"grid", child, configs});
 }
 
+// A grid's tasks as one shard of them sees them: run k, stream shard k % stream_shards, in `grid_dir`.
+struct GridTasks {
+  const std::vector<GridRun>& runs;
+  int64_t stream_shards;
+  StreamShard shard;  // which tasks this process takes
+  std::string grid_dir;
+
+  int64_t count() const { return static_cast<int64_t>(runs.size()) * stream_shards; }
+  bool mine(int64_t k) const { return shard.takes(static_cast<size_t>(k)); }
+  std::string dir(const GridTask& task) const { return grid_dir + "/" + runs[task.run].directory(); }
+  std::string part(const GridTask& task) const {
+    return stream_shards > 1 ? " (stream shard " + task.shard.name() + ")" : "";
+  }
+};
+
+// --list: each task's index, * where this shard takes it, its run and directory.
+void list_grid_tasks(const GridTasks& tasks) {
+  for (int64_t k = 0; k < tasks.count(); ++k) {
+    const GridTask task = grid_task(k, tasks.stream_shards);
+    std::cout << k << (tasks.mine(k) ? " * " : "   ") << tasks.runs[task.run].name << tasks.part(task) << "  "
+              << tasks.dir(task) << "\n";
+  }
+}
+
+// This shard's tasks one after another; a task that stops is reported and the others still run.
+int run_grid_tasks(const GridTasks& tasks, const std::vector<ExperimentConfig>& configs, const Registries& registries,
+                   const std::string& path) {
+  int errors = 0;
+  std::vector<std::string> failed;  // "run name: why", one per task that stopped
+  int64_t my_tasks = 0;
+  for (int64_t k = 0; k < tasks.count(); ++k) my_tasks += tasks.mine(k);
+  Progress progress(my_tasks, 0);
+  for (int64_t k = 0; k < tasks.count(); ++k) {
+    if (!tasks.mine(k)) continue;
+    const GridTask task = grid_task(k, tasks.stream_shards);
+    const GridRun& run = tasks.runs[task.run];
+    const std::string part = tasks.part(task);
+    std::cout << "== run " << task.run + 1 << "/" << tasks.runs.size() << ": " << run.name << part << "\n";
+    const std::string why =
+        run_grid_task(configs[task.run], registries, tasks.dir(task), task.shard, "svqa grid " + path, errors);
+    if (!why.empty()) {
+      failed.push_back(run.name + part + ": " + why);
+      std::cout << "== run " << task.run + 1 << " failed: " << why << "\n";
+    }
+    std::cout << "== runs of this " << (tasks.shard.count > 1 ? "shard " : "grid ") << progress.step() << "\n";
+  }
+  std::cout << "\ngrid " << std::filesystem::path(path).stem().string() << ": " << tasks.runs.size() << " runs under "
+            << tasks.grid_dir << (tasks.shard.count > 1 ? " (shard " + tasks.shard.name() + ")" : "")
+            << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
+  if (failed.empty()) return 0;
+  std::cerr << "svqa grid: " << failed.size() << " of " << my_tasks
+            << " runs failed (rerun the grid to retry them; the others are kept):\n";
+  for (const auto& f : failed) std::cerr << "  " << f << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
@@ -104,46 +160,16 @@ int cmd_grid(int argc, const char* const* argv, const Registries& registries) {
   if (!args.count("list"))  // the paths each run names, before any loads (a listing needs none)
     for (const auto& c : configs) require_paths(c, registries.sections());
   const std::string out_root = args.count("out") ? args["out"].as<std::string>() : configs.front().header.output.dir;
-  const std::string grid_name = std::filesystem::path(path).stem().string();
-  const std::string grid_dir = (std::filesystem::path(out_root) / grid_name).string();
+  const std::string grid_dir = (std::filesystem::path(out_root) / std::filesystem::path(path).stem()).string();
   if (args.count("devices")) return run_grid_on_devices(args, path, configs);
-  if (!args.count("list")) write_grid_listing(grid_dir, path, runs);
-  share_memory_cache(configs, grid_dir + "/memory_cache", registries.sections());
-
-  const auto tasks = static_cast<int64_t>(runs.size()) * stream_shards;
-  int errors = 0;
-  std::vector<std::string> failed;  // "run name: why", one per task that stopped
-  int64_t my_tasks = 0;
-  for (int64_t k = 0; k < tasks; ++k) my_tasks += shard.takes(static_cast<size_t>(k));
-  Progress progress(my_tasks, 0);
-  for (int64_t k = 0; k < tasks; ++k) {
-    const bool mine = shard.takes(static_cast<size_t>(k));
-    const GridTask task = grid_task(k, stream_shards);
-    const GridRun& run = runs[task.run];
-    const std::string dir = grid_dir + "/" + run.directory();
-    const std::string part = stream_shards > 1 ? " (stream shard " + task.shard.name() + ")" : "";
-    if (args.count("list")) {
-      std::cout << k << (mine ? " * " : "   ") << run.name << part << "  " << dir << "\n";
-      continue;
-    }
-    if (!mine) continue;
-    std::cout << "== run " << task.run + 1 << "/" << runs.size() << ": " << run.name << part << "\n";
-    const std::string why = run_grid_task(configs[task.run], registries, dir, task.shard, "svqa grid " + path, errors);
-    if (!why.empty()) {
-      failed.push_back(run.name + part + ": " + why);
-      std::cout << "== run " << task.run + 1 << " failed: " << why << "\n";
-    }
-    std::cout << "== runs of this " << (shard.count > 1 ? "shard " : "grid ") << progress.step() << "\n";
+  const GridTasks tasks{runs, stream_shards, shard, grid_dir};
+  if (args.count("list")) {
+    list_grid_tasks(tasks);
+    return 0;
   }
-  if (args.count("list")) return 0;
-  std::cout << "\ngrid " << grid_name << ": " << runs.size() << " runs under " << grid_dir
-            << (shard.count > 1 ? " (shard " + shard.name() + ")" : "")
-            << (errors ? "; " + std::to_string(errors) + " questions errored" : "") << "\n";
-  if (failed.empty()) return 0;
-  std::cerr << "svqa grid: " << failed.size() << " of " << my_tasks
-            << " runs failed (rerun the grid to retry them; the others are kept):\n";
-  for (const auto& f : failed) std::cerr << "  " << f << "\n";
-  return 1;
+  write_grid_listing(grid_dir, path, runs);
+  share_memory_cache(configs, grid_dir + "/memory_cache", registries.sections());
+  return run_grid_tasks(tasks, configs, registries, path);
 }
 
 }  // namespace svqa

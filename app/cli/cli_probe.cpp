@@ -21,6 +21,26 @@
 
 namespace svqa {
 
+namespace {
+
+// --device checked against the pattern and against what this build and machine support.
+at::Device probe_device(const std::string& name) {
+  if (!std::regex_match(name, std::regex(kDevicePattern)))
+    throw UsageError("--device '" + name + "': expected " + kDevicePatternDoc);
+  return require_device_support(name, "--device");
+}
+
+// --logits, --visual, --positions and --prompt-ids: each array asked for, as .npy.
+void write_requested_arrays(const cxxopts::ParseResult& args, const at::Tensor& logits, const VisualFeatures& visual,
+                            const PromptSequence& seq) {
+  if (args.count("logits")) write_npy(args["logits"].as<std::string>(), logits);
+  if (args.count("visual")) write_npy(args["visual"].as<std::string>(), visual.tokens.to(at::kFloat).contiguous());
+  if (args.count("positions")) write_npy(args["positions"].as<std::string>(), seq.positions.contiguous());
+  if (args.count("prompt-ids")) write_npy(args["prompt-ids"].as<std::string>(), seq.ids.contiguous());
+}
+
+}  // namespace
+
 int cmd_probe(int argc, const char* const* argv) {
   cxxopts::Options options("svqa probe",
                            "Run an export on frames and a question with everything in context; print the greedy answer.");
@@ -48,11 +68,7 @@ int cmd_probe(int argc, const char* const* argv) {
     if (!args.count(required)) throw UsageError(std::string("missing --") + required);
   if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   if (args["threads"].as<int>() > 0) at::set_num_threads(args["threads"].as<int>());
-  at::Device device(at::kCPU);
-  const std::string device_name = args["device"].as<std::string>();
-  if (!std::regex_match(device_name, std::regex(kDevicePattern)))
-    throw UsageError("--device '" + device_name + "': expected " + kDevicePatternDoc);
-  device = require_device_support(device_name, "--device");
+  const at::Device device = probe_device(args["device"].as<std::string>());
   at::InferenceMode inference;
   const auto t0 = std::chrono::steady_clock::now();
   TorchScriptBackbone backbone(args["export"].as<std::string>(), device);
@@ -68,10 +84,7 @@ int cmd_probe(int argc, const char* const* argv) {
   if (args.count("hidden-states"))
     write_npy(args["hidden-states"].as<std::string>(), at::stack(decoder.hidden_states()).to(at::kFloat).contiguous());
   decoder.record_hidden_states(false);
-  if (args.count("logits")) write_npy(args["logits"].as<std::string>(), logits);
-  if (args.count("visual")) write_npy(args["visual"].as<std::string>(), visual.tokens.to(at::kFloat).contiguous());
-  if (args.count("positions")) write_npy(args["positions"].as<std::string>(), seq.positions.contiguous());
-  if (args.count("prompt-ids")) write_npy(args["prompt-ids"].as<std::string>(), seq.ids.contiguous());
+  write_requested_arrays(args, logits, visual, seq);
   const auto ids = decoder.generate(logits, args["generate"].as<int64_t>());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

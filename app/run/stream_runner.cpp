@@ -1,6 +1,7 @@
 #include "app/run/stream_runner.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -157,25 +158,8 @@ class StreamRunner {
     std::stable_sort(questions.begin(), questions.end(), [](const Question& a, const Question& b) { return a.time < b.time; });
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     if (std::all_of(questions.begin(), questions.end(), done)) return;
-    std::unique_ptr<FrameReader> frames;
-    try {
-      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_));
-    } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
-      for (const auto& q : questions)
-        if (!done(q)) record(fault_record(stream.id, q, e.what()));
-      return;
-    }
-    if (const int64_t least = cfg_.header.stream.min_video_frames; frames->expected_frames() < least) {
-      for (const auto& q : questions)  // as MuKV's reference driver, which logs and skips such a video
-        if (!done(q))
-          record(error_record(stream.id, q, fmt::format("skipped: the video has {} frames at {} fps, fewer than "
-                                                        "stream.min_video_frames ({})",
-                                                        frames->expected_frames(), cfg_.header.stream.fps, least)));
-      return;
-    }
-    // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
-    // reference protocol): a fresh memory encoded from frame 0 for every question.
-    const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
+    std::unique_ptr<FrameReader> frames = open_frames(stream, questions);
+    if (!frames) return;
     const bool untouched = std::none_of(questions.begin(), questions.end(), done);
     // Proactive polls tell the encoder of every poll: their memory is not saved (a snapshot's log
     // holds a question's calls, not a poll's).
@@ -207,10 +191,46 @@ class StreamRunner {
     const QuestionStep step{*backbone_, encoder, traits_, *retrieval_, *benchmark_, prompts_.answer,
                             {answer_policy(cfg_.header.stream.position_policy), cfg_.header.stream.max_new_tokens},
                             cfg_.header.stream.record_logits, cfg_.header.stream.context_window_s};
+    // streaming: one memory for the stream, questions in time order. reencode_per_question (StreamKV's
+    // reference protocol): a fresh memory encoded from frame 0 for every question.
+    const bool reencode = cfg_.header.stream.protocol == "reencode_per_question";
     if (polled) {
       run_polled(stream, questions, step, *encoding, reencode);
       return;
     }
+    ask_in_time_order(stream, questions, step, encoding, fresh, reencode);
+    if (snapshot) snapshots_.finish(*snapshot, stream.id);
+  }
+
+  // The stream's frame reader; null when there is none to read (the video cannot be opened, or it is
+  // shorter than stream.min_video_frames), each question not yet answered recorded as such.
+  std::unique_ptr<FrameReader> open_frames(const Stream& stream, const std::vector<Question>& questions) {
+    auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
+    std::unique_ptr<FrameReader> frames;
+    try {
+      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_));
+    } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
+      for (const auto& q : questions)
+        if (!done(q)) record(fault_record(stream.id, q, e.what()));
+      return nullptr;
+    }
+    if (const int64_t least = cfg_.header.stream.min_video_frames; frames->expected_frames() < least) {
+      for (const auto& q : questions)  // as MuKV's reference driver, which logs and skips such a video
+        if (!done(q))
+          record(error_record(stream.id, q, fmt::format("skipped: the video has {} frames at {} fps, fewer than "
+                                                        "stream.min_video_frames ({})",
+                                                        frames->expected_frames(), cfg_.header.stream.fps, least)));
+      return nullptr;
+    }
+    return frames;
+  }
+
+  // The questions of a stream that does not poll, each after encoding up to its time; under
+  // reencode_per_question, each not yet answered from a `fresh` memory.
+  void ask_in_time_order(const Stream& stream, const std::vector<Question>& questions, const QuestionStep& step,
+                         std::unique_ptr<StreamEncoding>& encoding,
+                         const std::function<std::unique_ptr<StreamEncoding>()>& fresh, bool reencode) {
+    auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     bool future_warned = false;
     for (Question q : questions) {
       if (reencode) {
@@ -240,7 +260,6 @@ class StreamRunner {
         replay_answered(step, *encoding, q);
     }
     totals_.encoded_frames += encoding->encoded();
-    if (snapshot) snapshots_.finish(*snapshot, stream.id);
   }
 
   // A stream of proactive questions (app/run/proactive_polling.h): polls in time order over one memory.

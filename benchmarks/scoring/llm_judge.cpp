@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -232,6 +233,43 @@ void LlmJudge::append_to_cache(const CacheKey& key, const std::string& reply, co
   if (!out) throw std::runtime_error("judge cache " + cache_path_ + ": write failed");
 }
 
+namespace {
+
+// The chat-completions request of one judgment: the reference script's messages, greedy.
+nlohmann::json judge_request(const std::string& model, const std::string& question, const std::string& answer,
+                             const std::string& prediction) {
+  return {{"model", model},
+          {"messages",
+           {{{"role", "system"}, {"content", judge_system_message()}},
+            {{"role", "user"}, {"content", judge_user_message(question, answer, prediction)}}}},
+          {"temperature", 0},
+          {"max_tokens", 300}};
+}
+
+// The reply text of a chat-completions response (choices[0].message.content); none, with `error`
+// saying why, for another status, bad JSON or a response without it.
+std::optional<std::string> reply_content(long status, const std::string& body, std::string& error) {
+  if (status < 200 || status >= 300) {
+    error = "HTTP " + std::to_string(status) + (body.empty() ? std::string() : ": " + snippet(body));
+    return std::nullopt;
+  }
+  const nlohmann::json reply = nlohmann::json::parse(body, nullptr, false);
+  if (reply.is_discarded()) {
+    error = "bad JSON in the response: " + snippet(body);
+    return std::nullopt;
+  }
+  if (reply.is_object() && reply.contains("choices") && reply["choices"].is_array() && !reply["choices"].empty()) {
+    const auto& choice = reply["choices"][0];
+    if (choice.is_object() && choice.contains("message") && choice["message"].is_object() &&
+        choice["message"].contains("content") && choice["message"]["content"].is_string())
+      return choice["message"]["content"].get<std::string>();
+  }
+  error = "no choices[0].message.content in the response: " + snippet(body);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Judgment LlmJudge::judge(const std::string& question, const std::string& answer, const std::string& prediction) {
   const CacheKey key{question, answer, without_newlines(prediction), model_};
   Judgment result;
@@ -248,14 +286,7 @@ Judgment LlmJudge::judge(const std::string& question, const std::string& answer,
     return result;
   }
 
-  const nlohmann::json request = {
-      {"model", model_},
-      {"messages",
-       {{{"role", "system"}, {"content", judge_system_message()}},
-        {{"role", "user"}, {"content", judge_user_message(question, answer, prediction)}}}},
-      {"temperature", 0},
-      {"max_tokens", 300}};
-  const std::string body = dump(request);
+  const std::string body = dump(judge_request(model_, question, answer, prediction));
   double wait_s = backoff_s_;
   for (int64_t attempt = 1; attempt <= max_attempts_; ++attempt) {
     if (attempt > 1) {
@@ -268,28 +299,9 @@ Judgment LlmJudge::judge(const std::string& question, const std::string& answer,
       result.error = response.error;
       continue;
     }
-    if (response.status < 200 || response.status >= 300) {
-      result.error = "HTTP " + std::to_string(response.status) +
-                     (response.body.empty() ? std::string() : ": " + snippet(response.body));
-      continue;
-    }
-    const nlohmann::json reply = nlohmann::json::parse(response.body, nullptr, false);
-    if (reply.is_discarded()) {
-      result.error = "bad JSON in the response: " + snippet(response.body);
-      continue;
-    }
-    const nlohmann::json* content = nullptr;
-    if (reply.is_object() && reply.contains("choices") && reply["choices"].is_array() && !reply["choices"].empty()) {
-      const auto& choice = reply["choices"][0];
-      if (choice.is_object() && choice.contains("message") && choice["message"].is_object() &&
-          choice["message"].contains("content") && choice["message"]["content"].is_string())
-        content = &choice["message"]["content"];
-    }
-    if (!content) {
-      result.error = "no choices[0].message.content in the response: " + snippet(response.body);
-      continue;
-    }
-    result.reply = content->get<std::string>();
+    const std::optional<std::string> content = reply_content(response.status, response.body, result.error);
+    if (!content) continue;
+    result.reply = *content;
     const JudgeReply parsed = parse_judge_reply(result.reply);
     if (!parsed.parsed) {
       result.error = "unparseable reply: " + snippet(result.reply);

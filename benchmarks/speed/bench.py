@@ -33,6 +33,9 @@ import sys
 import tempfile
 import time
 
+from bench_summary import compare_against, compare_mukv, rss_over_time, summarise
+from bench_tables import mib, print_against, print_long, print_table
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # LLaVA-OV's Qwen2 at a small width and real proportions; SigLIP patch 14 on 384 px → 27×27 →
@@ -173,119 +176,6 @@ def hf_reprefill(checkpoint, measured, frames_list, threads, repeats, device="cp
     return out
 
 
-def summarise(measured, hf):
-    frames = measured["frames"]  # one row per visual unit (2 frames on Qwen2.5-VL)
-    unit = measured["shape"]["frames_per_unit"]
-    encode = {}
-    for regime, full in (("window_filling", False), ("window_full", True)):
-        rows = [f for f in frames if f["window_full"] == full]
-        if not rows:
-            continue
-        seconds = sum(f["encode_s"] for f in rows)
-        floor = sum(f["floor_s"] for f in rows)
-        flops = sum(f["flops"] for f in rows)
-        n = len(rows) * unit
-        vision = sum(f["vision_s"] for f in rows)
-        encode[regime] = {"frames": n, "s_per_frame": seconds / n, "floor_s_per_frame": floor / n,
-                          "x_floor": seconds / floor, "vision_s_per_frame": vision / n,
-                          "vision_floor_s_per_frame": measured["vision_floor_s"] / unit,
-                          "vision_x_floor": vision / len(rows) / measured["vision_floor_s"],
-                          "gflops_per_frame": flops / n / 1e9,
-                          "x_peak": seconds / (flops / measured["peak_flops_per_s"])}
-    ttft = []
-    for q in measured["questions"]:
-        row = {k: q[k] for k in ("after_frames", "retrieve_s", "gather_s", "prefill_s", "ttft_s", "context_tokens")}
-        row["gather_share"] = q["gather_s"] / q["ttft_s"]
-        row["floor_s"] = q.get("floor_s")  # the retrieval pass's and the prefill's matmuls at this machine's rate
-        row["x_floor"] = q["ttft_s"] / q["floor_s"] if q.get("floor_s") else None
-        hf_s = hf.get(q["after_frames"])
-        row["hf_reprefill_s"] = hf_s
-        row["x_hf"] = q["ttft_s"] / hf_s if hf_s else None
-        row["floor_x_hf"] = q["floor_s"] / hf_s if hf_s and q.get("floor_s") else None  # the best TTFT/HF can be
-        # TTFT/HF if both sides ran at one FLOP rate: the arithmetic of ReKV's answering against a re-prefill's
-        row["flops_x_hf"] = q["flops"] / q["hf_flops"] if q.get("hf_flops") else None
-        row["hf_gflops_per_s"] = q["hf_flops"] / hf_s / 1e9 if hf_s and q.get("hf_flops") else None
-        row["peak_x_hf"] = q["flops"] / measured["peak_flops_per_s"] / hf_s if hf_s and q.get("flops") else None
-        ttft.append(row)
-    mem = measured["memory"]
-    bank_frames = len(frames) * unit
-    per_frame = mem["bank_bytes"] / bank_frames
-    memory = {"rss_loaded": mem["rss_loaded"], "peak_rss": mem["peak_rss"],
-              "peak_minus_loaded": mem["peak_rss"] - mem["rss_loaded"], "bank_bytes": mem["bank_bytes"],
-              "window_bytes": mem["window_bytes"], "bank_bytes_per_frame": per_frame,
-              "x_bank_and_window": (mem["peak_rss"] - mem["rss_loaded"]) / (mem["bank_bytes"] + mem["window_bytes"]),
-              "kv_gb_per_hour_at_0.5fps": per_frame * 1800 / 1e9, "peak_counts_from": mem["peak_counts_from"],
-              "weights_bytes": mem["weights_bytes"],
-              "x_weights_bank_and_window": mem["peak_rss"] / (mem["weights_bytes"] + mem["bank_bytes"] + mem["window_bytes"])}
-    if "vision_memory" in measured:  # N frames in one call against 1 unit plus the added units' features
-        vm = measured["vision_memory"]
-        counts = sorted((k for k in vm if k.isdigit()), key=int)
-        one, many = vm[counts[0]], vm[counts[-1]]
-        extra_features = many["feature_bytes"] - one["feature_bytes"]
-        memory["vision"] = {**vm, "frames": int(counts[-1]),
-                            "x_one_plus_features": many["peak_above_before"] / (one["peak_above_before"] + extra_features)}
-    by_ttft = {r["after_frames"]: r["ttft_s"] for r in ttft}
-    return {"encode": encode, "ttft": ttft, "memory": memory, "ttft_growth": by_ttft, "host_work": host_work(measured)}
-
-
-def host_work(measured):
-    """ATen operator calls and host synchronisations (calls that wait for the device on a GPU) per
-    encoded frame, by phase and window regime (the mean over the regime's frames), and per question."""
-    unit = measured["shape"]["frames_per_unit"]
-    per_frame = {}
-    for regime, full in (("window_filling", False), ("window_full", True)):
-        rows = [f["counts"] for f in measured["frames"] if f.get("window_full", False) == full and "counts" in f]
-        if rows:
-            per_frame[regime] = {kind: {phase: sum(r[kind][phase] for r in rows) / len(rows) / unit
-                                        for phase in rows[0][kind]} for kind in ("ops", "syncs")}
-    per_question = [{"after_frames": q["after_frames"], **q["counts"]} for q in measured["questions"] if "counts" in q]
-    return {"per_frame": per_frame, "per_question": per_question}
-
-
-PHASES = ("vision", "llm", "bank", "retrieval", "gather", "prefill", "decode", "other")
-
-
-def print_host_work(work):
-    """The host work table: 'ops/syncs' per phase, in the order the work happens."""
-    def order(counts):
-        return [p for p in PHASES if p in counts["ops"]]
-
-    def cells(counts):
-        return "".join(f"{counts['ops'][p]:>10,.0f}/{counts['syncs'][p]:<5,.0f}" for p in order(counts))
-    for i, (regime, c) in enumerate(work["per_frame"].items()):
-        if i == 0:
-            print(f"\n{'operator calls/host syncs':<28}" + "".join(f"{p:>16}" for p in order(c)))
-        print(f"  {'per frame, ' + regime.replace('_', ' '):<26}{cells(c)}")
-    for i, q in enumerate(work["per_question"]):
-        if i == 0:
-            print(f"{'':<28}" + "".join(f"{p:>16}" for p in order(q)))
-        print(f"  {'question after ' + str(q['after_frames']) + ' frames':<26}{cells(q)}")
-
-
-def method_figures(measured):
-    """Encode rate and memory of one method's stream, memory scaled to 300 frames (MuKV's figure)."""
-    frames, last = measured["frames"], measured["questions"][-1]
-    n = len(frames)
-    return {"encode_frames_per_s": n / sum(f["vision_s"] + f["encode_s"] for f in frames),
-            "llm_frames_per_s": n / sum(f["encode_s"] for f in frames),
-            "memory_tokens_per_300_frames": measured["memory"]["bank_tokens"] * 300 / n,
-            "bank_bytes_per_300_frames": measured["memory"]["bank_bytes"] * 300 / n,
-            "context_tokens": last["context_tokens"], "ttft_s": last["ttft_s"]}
-
-
-def compare_mukv(rekv, mukv):
-    a, b = method_figures(rekv), method_figures(mukv)
-    return {"rekv": a, "mukv": b, "mukv_over_rekv": {k: b[k] / a[k] for k in a}, "measured": mukv}
-
-
-def rss_over_time(measured):
-    samples = measured["memory"]["samples"]
-    at_10min = next((s["rss"] for s in samples if s["stream_s"] >= 600), None)
-    peak = max(s["rss"] for s in samples)
-    return {"samples": samples, "rss_at_10min": at_10min, "peak_sampled_rss": peak,
-            "peak_over_10min": peak / at_10min if at_10min else None}
-
-
 def build_revision(rev, build, jobs=2):
     """svqa_bench of revision `rev`, built in a git worktree of its own under BUILD/against/ (reused
     while it is at that commit), its .venv the one of this tree."""
@@ -304,109 +194,6 @@ def build_revision(rev, build, jobs=2):
     subprocess.run(["cmake", "--build", "--preset", "default", "-j", str(jobs), "--target", "svqa_bench"], cwd=tree,
                    check=True, stdout=subprocess.DEVNULL)
     return tree / "build" / "bin" / "svqa_bench", commit
-
-
-def phase_figures(measured):
-    """The per-phase seconds --against compares, from svqa_bench's JSON alone (an older revision's has
-    fewer fields): encode and vision per frame in each window regime, each question's retrieve /
-    gather / prefill / TTFT. A revision whose svqa_bench timed frames, not visual units (e5410d4: no
-    frames_per_unit in its JSON), counts one frame per unit."""
-    unit = measured["shape"].get("frames_per_unit", 1)
-    out = {}
-    for regime, full in (("window filling", False), ("window full", True)):
-        rows = [f for f in measured["frames"] if f.get("window_full", False) == full]
-        if rows:
-            out[f"encode s/frame, {regime}"] = sum(f["encode_s"] for f in rows) / len(rows) / unit
-            out[f"vision s/frame, {regime}"] = sum(f["vision_s"] for f in rows) / len(rows) / unit
-    for q in measured["questions"]:
-        for key in ("retrieve_s", "gather_s", "prefill_s", "ttft_s"):
-            out[f"{key[:-2]} s after {q['after_frames']} frames"] = q[key]
-    return out
-
-
-def compare_against(rev, theirs, ours):
-    a, b = phase_figures(theirs), phase_figures(ours)
-    return {"rev": rev, "theirs": a, "ours": b, "ours_over_theirs": {k: b[k] / a[k] for k in a if k in b and a[k] > 0}}
-
-
-def print_against(c, load):
-    print(f"\n{'this tree against ' + c['rev'][:12] + ' (same export, same run)':<44}{c['rev'][:9]:>10}{'this':>10}"
-          f"{'this/rev':>10}   load average {load}")
-    for key, ratio in c["ours_over_theirs"].items():
-        print(f"  {key:<42}{c['theirs'][key]:>10.3f}{c['ours'][key]:>10.3f}{ratio:>10.2f}")
-
-
-def mib(b):
-    return f"{b / 2**20:,.0f} MiB"
-
-
-def print_table(report):
-    m, s = report["measured"], report["summary"]
-    shape, st = m["shape"], m["settings"]
-    print(f"svqa speed ({report['mode']}): LLM {shape['layers']} layers, hidden {shape['hidden']}, "
-          f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_unit']} tokens per {shape['frames_per_unit']} frame(s), {st['dtype']}, "
-          f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
-          f"load average {report['load_before']} → {report['load_after']}; {report['machine']}; "
-          f"OMP_WAIT_POLICY={report['omp_wait_policy']}")
-    if "peak_flops_per_s" in m:
-        print(f"\nmatmul peak (2048³): {m['peak_flops_per_s'] / 1e9:.0f} GFLOP/s")
-    print(f"\n{'encode (per frame)':<28}{'LLM s':>9}{'floor s':>9}{'× floor':>9}{'× peak':>8}{'GFLOP':>8}"
-          f"{'vision s':>10}{'floor s':>9}{'× floor':>9}{'frames':>8}")
-    for regime, e in s["encode"].items():
-        print(f"  {regime.replace('_', ' '):<26}{e['s_per_frame']:>9.3f}{e['floor_s_per_frame']:>9.3f}{e['x_floor']:>9.2f}"
-              f"{e['x_peak']:>8.2f}{e['gflops_per_frame']:>8.1f}{e['vision_s_per_frame']:>10.3f}"
-              f"{e['vision_floor_s_per_frame']:>9.3f}{e['vision_x_floor']:>9.2f}{e['frames']:>8}")
-    print(f"\n{'time to first token':<22}{'retrieve':>9}{'gather':>8}{'prefill':>9}{'TTFT':>8}{'gather %':>9}"
-          f"{'floor s':>9}{'× floor':>8}{'HF re-prefill':>14}{'TTFT/HF':>9}{'floor/HF':>9}{'peak/HF':>9}{'FLOP/HF':>9}"
-          f"{'HF GFLOP/s':>11}")
-    for r in s["ttft"]:
-        hf = f"{r['hf_reprefill_s']:.2f} s" if r["hf_reprefill_s"] else "-"
-        ratio = f"{r['x_hf']:.4f}" if r["x_hf"] else "-"
-        floor = f"{r['floor_s']:.3f}" if r["floor_s"] else "-"
-        x_floor = f"{r['x_floor']:.2f}" if r["x_floor"] else "-"
-        floor_hf = f"{r['floor_x_hf']:.4f}" if r["floor_x_hf"] else "-"
-        peak_hf = f"{r['peak_x_hf']:.4f}" if r["peak_x_hf"] else "-"
-        flops_hf = f"{r['flops_x_hf']:.4f}" if r["flops_x_hf"] else "-"
-        hf_rate = f"{r['hf_gflops_per_s']:.0f}" if r["hf_gflops_per_s"] else "-"
-        print(f"  after {r['after_frames']:>4} frames{'':<5}{r['retrieve_s']:>9.3f}{r['gather_s']:>8.3f}{r['prefill_s']:>9.3f}"
-              f"{r['ttft_s']:>8.3f}{100 * r['gather_share']:>8.0f}%{floor:>9}{x_floor:>8}{hf:>14}{ratio:>9}{floor_hf:>9}"
-              f"{peak_hf:>9}{flops_hf:>9}{hf_rate:>11}")
-    print_host_work(s["host_work"])
-    mem = s["memory"]
-    print(f"\nmemory: RSS after loading {mib(mem['rss_loaded'])}, peak {mib(mem['peak_rss'])} "
-          f"(+{mib(mem['peak_minus_loaded'])} = {mem['x_bank_and_window']:.2f}× bank + window); "
-          f"bank {mib(mem['bank_bytes'])} ({mem['bank_bytes_per_frame'] / 2**20:.2f} MiB/frame), "
-          f"window {mib(mem['window_bytes'])}; KV {mem['kv_gb_per_hour_at_0.5fps']:.2f} GB/hour at 0.5 fps; "
-          f"peak = {mem['x_weights_bank_and_window']:.2f}× (weights {mib(mem['weights_bytes'])} + bank + window)")
-    if "vision" in mem:
-        v = mem["vision"]
-        counts = sorted((k for k in v if k.isdigit()), key=int)
-        one, many = v[counts[0]], v[counts[-1]]
-        print(f"vision call: {mib(one['peak_above_before'])} above the process before it for one unit, "
-              f"{mib(many['peak_above_before'])} for {v['frames']} frames (features {mib(many['feature_bytes'])}): "
-              f"{v['x_one_plus_features']:.2f}× one unit + the added frames' features")
-    if "mukv" in report:
-        c = report["mukv"]
-        after = report["measured"]["questions"][-1]["after_frames"]
-        print(f"\n{'MuKV vs ReKV, same export and stream':<40}{'ReKV':>12}{'MuKV':>12}{'MuKV/ReKV':>11}")
-        for key, label, fmt in (("encode_frames_per_s", "encode frames/s (vision + LLM)", "{:.2f}"),
-                                ("llm_frames_per_s", "encode frames/s (LLM only)", "{:.2f}"),
-                                ("memory_tokens_per_300_frames", "memory tokens per 300 frames", "{:,.0f}"),
-                                ("context_tokens", f"context tokens after {after} frames", "{:,}"),
-                                ("ttft_s", f"TTFT s after {after} frames", "{:.3f}")):
-            print(f"  {label:<38}{fmt.format(c['rekv'][key]):>12}{fmt.format(c['mukv'][key]):>12}"
-                  f"{c['mukv_over_rekv'][key]:>11.3f}")
-    print_long(report)
-
-
-def print_long(report):
-    if "long" in report:
-        lg = report["long"]
-        print(f"\n{'stream time':>12}{'frames':>8}{'RSS':>12}{'wall s':>9}")
-        for smp in lg["samples"]:
-            print(f"{smp['stream_s'] / 60:>10.0f} m{smp['frames']:>8}{mib(smp['rss']):>12}{smp['wall_s']:>9.0f}")
-        if lg["rss_at_10min"]:
-            print(f"peak sampled RSS / RSS at 10 min: {lg['peak_over_10min']:.3f}")
 
 
 def quiet_openmp_waits():
@@ -436,7 +223,7 @@ def report_memory_only(args, name, mode, binary, export, work, load_before):
     print_long(report)
 
 
-def main(argv=None):
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="smoke run (CI): small model, 12 frames")
@@ -457,29 +244,43 @@ def main(argv=None):
     parser.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (bin/svqa_bench)")
     parser.add_argument("--work", type=pathlib.Path, help="where exports and spill files go (default BUILD/bench)")
     args = parser.parse_args(argv)
-
     if args.shape and args.long:
         parser.error("--shape runs the full or --quick mode, not --long")
     if args.method != "rekv" and not args.long:
         parser.error("--method infinipot_v runs with --long (its memory over time; the timing tables model ReKV)")
-    quiet_openmp_waits()
+    return args
+
+
+def stream_mode(args):
+    """The mode's name and stream settings, --frames applied."""
     name = "quick" if args.quick else "long" if args.long else "full"
     mode = dict(SHAPE_MODES[name] if args.shape else MODES[name])
     if args.frames:
         mode["frames"] = args.frames
         mode["questions"] = [q for q in mode["questions"] if q <= args.frames] or [args.frames]
+    return name, mode
+
+
+def export_for(args, mode, work):
+    """The export the stream runs on, and the Hugging Face checkpoint its re-prefill loads."""
+    if args.shape:
+        depth = "2-layers" if args.quick else "full"
+        return make_shape_export(args.shape, not args.quick,
+                                 work / f"export-{args.shape}-{depth}-{args.dtype or 'float32'}", args.dtype)
+    tag = hashlib.sha1(json.dumps(mode["shape"], sort_keys=True).encode()).hexdigest()[:8]
+    export = make_export(mode["shape"], work / f"export-{tag}-{args.dtype or 'float32'}", args.dtype)
+    return export, export / "hf"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    quiet_openmp_waits()
+    name, mode = stream_mode(args)
     binary = args.build / "bin" / "svqa_bench"
     if not binary.exists():
         sys.exit(f"{binary} not found: build first (cmake --build build)")
     work = args.work or args.build / "bench"
-    if args.shape:
-        depth = "2-layers" if args.quick else "full"
-        export, checkpoint = make_shape_export(args.shape, not args.quick,
-                                               work / f"export-{args.shape}-{depth}-{args.dtype or 'float32'}", args.dtype)
-    else:
-        tag = hashlib.sha1(json.dumps(mode["shape"], sort_keys=True).encode()).hexdigest()[:8]
-        export = make_export(mode["shape"], work / f"export-{tag}-{args.dtype or 'float32'}", args.dtype)
-        checkpoint = export / "hf"
+    export, checkpoint = export_for(args, mode, work)
 
     load_before = load_average()
     if args.method != "rekv":

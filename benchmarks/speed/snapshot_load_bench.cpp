@@ -54,13 +54,7 @@ nlohmann::json write_snapshot(const Shape& s, const svqa::MemoryCache& cache, co
   return events;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  cxxopts::Options cli("svqa_snapshot_bench", "Open a memory snapshot as svqa run does: seconds and RSS (JSON)");
-  Shape s;
-  std::string dir;
-  bool reuse = false;
+void add_options(cxxopts::Options& cli, Shape& s, std::string& dir, bool& reuse) {
   cli.add_options()
       ("dir", "folder for the snapshot (a memory cache)", cxxopts::value(dir))
       ("frames", "frame blocks in the snapshot (1800: 1 hour at 0.5 fps)", cxxopts::value(s.frames)->default_value("1800"))
@@ -72,15 +66,56 @@ int main(int argc, char** argv) {
       ("reuse", "open the snapshot a previous call wrote in --dir (same sizes), writing nothing: RSS figures "
                 "of a process that did not just write and free the blocks", cxxopts::value(reuse))
       ("h,help", "this help");
+}
+
+void check_sizes(const Shape& s) {
+  for (const int64_t v : {s.frames, s.layers, s.kv_heads, s.head_dim, s.tokens})
+    if (v < 1 || v > 100000) throw std::invalid_argument("every size must be in [1, 100000]");
+  if (s.retrieve < 0 || s.retrieve > s.frames) throw std::invalid_argument("--retrieve: expected 0 to --frames");
+}
+
+// The log's blocks added to `bank`, mapped from the snapshot's data file, as a replay adds them;
+// returns the bytes of their positions (resident, unlike their K/V).
+int64_t add_snapshot_blocks(nlohmann::json& events, const svqa::SnapshotDataReader& data, svqa::MemoryBank& bank) {
+  for (auto& e : events) {
+    svqa::add_logged_blocks(e.at("blocks"), data, bank);
+    e = nullptr;  // as a replay drops each entry of the log once replayed (FinishedLog)
+  }
+  int64_t positions_bytes = 0;
+  for (int64_t id = 0; id < bank.size(); ++id) positions_bytes += bank.info(id).positions.nbytes();
+  return positions_bytes;
+}
+
+// `--retrieve` blocks spread over the stream read in every layer, as retrieval reads them; returns the bytes read.
+int64_t read_retrieved(const Shape& s, svqa::MemoryBank& bank) {
+  int64_t read_bytes = 0;
+  const int64_t stride = std::max<int64_t>(1, s.frames / std::max<int64_t>(1, s.retrieve));
+  for (int64_t l = 0; l < s.layers; ++l)
+    for (int64_t i = 0; i < s.retrieve; ++i) {
+      const int64_t id = (i * stride) % bank.size();
+      const auto shape = bank.key_shape(id, l);
+      const at::Tensor k = at::empty(shape, at::kHalf), v = at::empty(shape, at::kHalf);
+      bank.read_layer(id, l, k, v);
+      read_bytes += 2 * k.numel() * k.element_size();
+    }
+  return read_bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options cli("svqa_snapshot_bench", "Open a memory snapshot as svqa run does: seconds and RSS (JSON)");
+  Shape s;
+  std::string dir;
+  bool reuse = false;
+  add_options(cli, s, dir, reuse);
   try {
     const auto args = cli.parse(argc, argv);
     if (args.count("help") || dir.empty()) {
       std::cout << cli.help() << "\n";
       return args.count("help") ? 0 : 2;
     }
-    for (const int64_t v : {s.frames, s.layers, s.kv_heads, s.head_dim, s.tokens})
-      if (v < 1 || v > 100000) throw std::invalid_argument("every size must be in [1, 100000]");
-    if (s.retrieve < 0 || s.retrieve > s.frames) throw std::invalid_argument("--retrieve: expected 0 to --frames");
+    check_sizes(s);
     const svqa::MemoryCache cache(dir);
     const nlohmann::json key{{"bench", nlohmann::json{{"frames", s.frames}, {"layers", s.layers}, {"tokens", s.tokens}}}};
     const auto w0 = std::chrono::steady_clock::now();
@@ -94,26 +129,12 @@ int main(int argc, char** argv) {
     const int64_t rss_index = svqa::process_memory().rss_bytes;
     svqa::MemoryBank bank({s.layers, at::kCPU, -1, ""});
     const svqa::SnapshotDataReader data(found->data);
-    int64_t positions_bytes = 0;
-    for (auto& e : found->events) {
-      svqa::add_logged_blocks(e.at("blocks"), data, bank);
-      e = nullptr;  // as a replay drops each entry of the log once replayed (FinishedLog)
-    }
-    for (int64_t id = 0; id < bank.size(); ++id) positions_bytes += bank.info(id).positions.nbytes();
+    const int64_t positions_bytes = add_snapshot_blocks(found->events, data, bank);
     const double open_s = seconds_since(t0);
     const int64_t rss1 = svqa::process_memory().rss_bytes;
 
-    int64_t read_bytes = 0;
     const auto r0 = std::chrono::steady_clock::now();
-    const int64_t stride = std::max<int64_t>(1, s.frames / std::max<int64_t>(1, s.retrieve));
-    for (int64_t l = 0; l < s.layers; ++l)
-      for (int64_t i = 0; i < s.retrieve; ++i) {
-        const int64_t id = (i * stride) % bank.size();
-        const auto shape = bank.key_shape(id, l);
-        const at::Tensor k = at::empty(shape, at::kHalf), v = at::empty(shape, at::kHalf);
-        bank.read_layer(id, l, k, v);
-        read_bytes += 2 * k.numel() * k.element_size();
-      }
+    const int64_t read_bytes = read_retrieved(s, bank);
     const double read_s = seconds_since(r0);
     const int64_t rss2 = svqa::process_memory().rss_bytes;
     const nlohmann::json out{{"frames", s.frames},

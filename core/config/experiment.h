@@ -53,6 +53,15 @@ struct StreamOptions {
   // Memory snapshots hold K/V as the model gives them, so they replay only a bank that does not code them.
   bool snapshots_can_replay() const { return kv_codec == "identity"; }
   static void declare(Schema<StreamOptions>& s) {
+    declare_frames(s);
+    declare_answer(s);
+    declare_memory(s);
+    declare_protocol(s);
+  }
+
+ private:
+  // Which frames of a video are encoded, and how many at a time.
+  static void declare_frames(Schema<StreamOptions>& s) {
     s.field("fps", &StreamOptions::fps, "frames sampled per second of video (ReKV: 0.5)").min(1e-6)
         .max(1000);
     s.field("frames_before_question", &StreamOptions::frames_before_question,
@@ -73,6 +82,10 @@ struct StreamOptions {
             "frames run through the vision tower and handed to the encoder at a time (ReKV: 64)")
         .min(1)
         .max(4096);
+  }
+
+  // How a question is put to the model and its answer recorded.
+  static void declare_answer(Schema<StreamOptions>& s) {
     s.field("sink_prompt", &StreamOptions::sink_prompt,
             "text prefilled before the video as attention sinks; <default>: the backbone's chat template up to the video");
     s.field("answer_prompt", &StreamOptions::answer_prompt,
@@ -90,16 +103,24 @@ struct StreamOptions {
     s.field("record_logits", &StreamOptions::record_logits,
             "write the first answer token's logits (float32, one per vocabulary entry) in each record's "
             "extra.first_token_logits, so runs can be compared by logits, not only ids");
-    s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
-            "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
-        .min(-1)
-        .max(1 << 30);
-    s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go (each run in its own subfolder); empty: <results dir>/spill");
     s.check("answer_prompt", [](const StreamOptions& o) {
       return o.answer_prompt == "<default>" || o.answer_prompt.find("{question}") != std::string::npos
                  ? std::string()
                  : "must contain {question} (where the question goes), or be <default>";
     });
+  }
+
+  // Where K/V memory goes once past the RAM budget.
+  static void declare_memory(Schema<StreamOptions>& s) {
+    s.field("ram_budget_mb", &StreamOptions::ram_budget_mb,
+            "resident K/V memory before blocks spill to disk, MiB; -1: never spill")
+        .min(-1)
+        .max(1 << 30);
+    s.field("spill_dir", &StreamOptions::spill_dir, "where spilled blocks go (each run in its own subfolder); empty: <results dir>/spill");
+  }
+
+  // How questions share a stream's memory, which streams are skipped, and how K/V is stored.
+  static void declare_protocol(Schema<StreamOptions>& s) {
     s.field("protocol", &StreamOptions::protocol,
             "streaming: encode each stream once, questions in time order; reencode_per_question: a fresh memory "
             "encoded from frame 0 for every question (StreamKV's reference protocol, O(questions × length))")

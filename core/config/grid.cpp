@@ -173,21 +173,8 @@ void name_axes(std::vector<Axis>& axes) {
     }
 }
 
-}  // namespace
-
-bool has_grid(const ConfigNode& root) { return root.find("grid") != nullptr; }
-
-std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
-  std::string base_name = std::filesystem::path(origin).stem().string();
-  if (const ConfigNode* n = root.find("name"); n && n->is_scalar()) base_name = n->scalar;
-  root.erase("slurm");  // where the runs go (svqa submit), not what they compute: kept out of their folders' hash
-  const ConfigNode* grid_ptr = root.find("grid");
-  if (!grid_ptr) {
-    GridRun run{base_name, {}, root, fnv1a_hex(to_yaml(root))};
-    return {run};
-  }
-  const ConfigNode grid = *grid_ptr;
-  root.erase("grid");
+// The grid section checked: its keys, `mode` (product or zip) and that every axis is a non-empty list.
+std::string read_grid_mode(const ConfigNode& grid) {
   ErrorList errors;
   if (!grid.is_map()) throw ConfigError(grid.loc, "grid", "expected a section with 'axes' (and optionally 'mode')");
   check_known_keys(grid, "grid", {"mode", "axes"}, errors);
@@ -204,83 +191,116 @@ std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
   for (const auto& a : axes->entries)
     if (!a.value.is_sequence() || a.value.items.empty())
       throw ConfigError(a.value.loc, "grid.axes." + a.key, "expected a non-empty list of values, got " + a.value.describe());
+  return mode;
+}
 
-  std::vector<Axis> axis_list;
-  for (const auto& a : axes->entries) axis_list.push_back(read_axis(a, mode == "product"));
-  name_axes(axis_list);
-  // Bounded before any run is built: ten axes of ten values would be 10^10 runs.
-  size_t run_count = mode == "zip" ? axes->entries.front().value.items.size() : 1;
-  for (const auto& a : axes->entries) {
+// Bounded before any run is built: ten axes of ten values would be 10^10 runs.
+void check_run_count(const ConfigNode& axes, const std::string& mode) {
+  size_t run_count = mode == "zip" ? axes.entries.front().value.items.size() : 1;
+  for (const auto& a : axes.entries) {
     if (mode == "product") run_count = std::min(run_count * a.value.items.size(), kMaxGridRuns + 1);
     if (run_count > kMaxGridRuns)
-      throw ConfigError(axes->loc, "grid.axes",
+      throw ConfigError(axes.loc, "grid.axes",
                         "more than " + std::to_string(kMaxGridRuns) + " runs; split the grid into several files");
   }
+}
 
-  // Index tuples: one value index per axis.
+// Index tuples (one value index per axis) of a zip grid: the i-th value of every axis, for each i.
+std::vector<std::vector<size_t>> zip_combinations(const ConfigNode& axes, const std::vector<Axis>& axis_list) {
   std::vector<std::vector<size_t>> combos;
-  if (mode == "zip") {
-    const size_t n = axes->entries.front().value.items.size();
-    for (const auto& a : axes->entries)
-      if (a.value.items.size() != n)
-        throw ConfigError(a.value.loc, "grid.axes." + a.key,
-                          "zip needs axes of equal length: " + std::to_string(a.value.items.size()) + " values, the first axis has " +
-                              std::to_string(n));
-    for (size_t i = 0; i < n; ++i) combos.push_back(std::vector<size_t>(axes->entries.size(), i));
-    // A value may repeat on one axis (ReKV's encoder beside several retrievals), a whole tuple may not.
-    std::map<std::vector<std::string>, size_t> first_with;  // tuple of values → its first index
-    for (size_t j = 0; j < n; ++j) {
-      std::vector<std::string> tuple;
-      for (const auto& a : axis_list) tuple.push_back(a.values[j].yaml);
-      const auto [it, added] = first_with.emplace(std::move(tuple), j);
-      if (!added) {
-        const auto& first = axes->entries.front();
-        throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
-                          "zip: the same values as [" + std::to_string(it->second) + "] on every axis: its runs would be identical");
-      }
-    }
-  } else {
-    combos.push_back({});
-    for (const auto& a : axis_list) {
-      std::vector<std::vector<size_t>> next;
-      for (const auto& c : combos)
-        for (size_t i = 0; i < a.values.size(); ++i) {
-          next.push_back(c);
-          next.back().push_back(i);
-        }
-      combos = std::move(next);
+  const size_t n = axes.entries.front().value.items.size();
+  for (const auto& a : axes.entries)
+    if (a.value.items.size() != n)
+      throw ConfigError(a.value.loc, "grid.axes." + a.key,
+                        "zip needs axes of equal length: " + std::to_string(a.value.items.size()) + " values, the first axis has " +
+                            std::to_string(n));
+  for (size_t i = 0; i < n; ++i) combos.push_back(std::vector<size_t>(axes.entries.size(), i));
+  // A value may repeat on one axis (ReKV's encoder beside several retrievals), a whole tuple may not.
+  std::map<std::vector<std::string>, size_t> first_with;  // tuple of values → its first index
+  for (size_t j = 0; j < n; ++j) {
+    std::vector<std::string> tuple;
+    for (const auto& a : axis_list) tuple.push_back(a.values[j].yaml);
+    const auto [it, added] = first_with.emplace(std::move(tuple), j);
+    if (!added) {
+      const auto& first = axes.entries.front();
+      throw ConfigError(first.value.items[j].loc, "grid.axes." + first.key + "[" + std::to_string(j) + "]",
+                        "zip: the same values as [" + std::to_string(it->second) + "] on every axis: its runs would be identical");
     }
   }
+  return combos;
+}
 
-  std::vector<GridRun> runs;
-  for (const auto& combo : combos) {
-    GridRun run;
-    run.config = root;
-    run.name = base_name;
-    // A preset first (the file's own keys over it), then axes that set a component's type: the
-    // others' options then apply on top of its defaults.
-    for (size_t k = 0; k < combo.size(); ++k)
-      if (axis_list[k].key == kBaseAxis) run.config = over_preset(axis_list[k].values[combo[k]].value, run.config, origin, combo[k]);
-    for (const bool types : {true, false})
-      for (size_t k = 0; k < combo.size(); ++k) {
-        const auto& axis = axis_list[k];
-        if (axis.key == kBaseAxis) continue;
-        if (sets_component_type(axis.key) == types)
-          set_config_value(run.config, axis.key, axis.values[combo[k]].value, origin + ": grid.axes." + axis.key);
+// Index tuples of a product grid: every value of each axis with every value of the others.
+std::vector<std::vector<size_t>> product_combinations(const std::vector<Axis>& axis_list) {
+  std::vector<std::vector<size_t>> combos{{}};
+  for (const auto& a : axis_list) {
+    std::vector<std::vector<size_t>> next;
+    for (const auto& c : combos)
+      for (size_t i = 0; i < a.values.size(); ++i) {
+        next.push_back(c);
+        next.back().push_back(i);
       }
-    for (size_t k = 0; k < combo.size(); ++k) {
-      const auto& v = axis_list[k].values[combo[k]];
-      run.settings.push_back({axis_list[k].key, v.shown});
-      run.name += "__" + (v.labelled ? v.shown : axis_list[k].name + "=" + v.shown);  // a label stands for itself
-    }
-    ConfigNode name_node;
-    name_node.kind = ConfigNode::Kind::Scalar;
-    name_node.scalar = run.name;
-    name_node.quoted = true;
-    set_config_value(run.config, "name", name_node, origin);
-    run.hash = fnv1a_hex(to_yaml(run.config));
-    runs.push_back(std::move(run));
+    combos = std::move(next);
   }
+  return combos;
+}
+
+// The run of one index tuple: `root` with each axis's value set, named by the values it shows.
+GridRun grid_run(const ConfigNode& root, const std::string& base_name, const std::string& origin,
+                 const std::vector<Axis>& axis_list, const std::vector<size_t>& combo) {
+  GridRun run;
+  run.config = root;
+  run.name = base_name;
+  // A preset first (the file's own keys over it), then axes that set a component's type: the
+  // others' options then apply on top of its defaults.
+  for (size_t k = 0; k < combo.size(); ++k)
+    if (axis_list[k].key == kBaseAxis) run.config = over_preset(axis_list[k].values[combo[k]].value, run.config, origin, combo[k]);
+  for (const bool types : {true, false})
+    for (size_t k = 0; k < combo.size(); ++k) {
+      const auto& axis = axis_list[k];
+      if (axis.key == kBaseAxis) continue;
+      if (sets_component_type(axis.key) == types)
+        set_config_value(run.config, axis.key, axis.values[combo[k]].value, origin + ": grid.axes." + axis.key);
+    }
+  for (size_t k = 0; k < combo.size(); ++k) {
+    const auto& v = axis_list[k].values[combo[k]];
+    run.settings.push_back({axis_list[k].key, v.shown});
+    run.name += "__" + (v.labelled ? v.shown : axis_list[k].name + "=" + v.shown);  // a label stands for itself
+  }
+  ConfigNode name_node;
+  name_node.kind = ConfigNode::Kind::Scalar;
+  name_node.scalar = run.name;
+  name_node.quoted = true;
+  set_config_value(run.config, "name", name_node, origin);
+  run.hash = fnv1a_hex(to_yaml(run.config));
+  return run;
+}
+
+}  // namespace
+
+bool has_grid(const ConfigNode& root) { return root.find("grid") != nullptr; }
+
+std::vector<GridRun> expand_grid(ConfigNode root, const std::string& origin) {
+  std::string base_name = std::filesystem::path(origin).stem().string();
+  if (const ConfigNode* n = root.find("name"); n && n->is_scalar()) base_name = n->scalar;
+  root.erase("slurm");  // where the runs go (svqa submit), not what they compute: kept out of their folders' hash
+  const ConfigNode* grid_ptr = root.find("grid");
+  if (!grid_ptr) {
+    GridRun run{base_name, {}, root, fnv1a_hex(to_yaml(root))};
+    return {run};
+  }
+  const ConfigNode grid = *grid_ptr;
+  root.erase("grid");
+  const std::string mode = read_grid_mode(grid);
+  const ConfigNode& axes = *grid.find("axes");
+
+  std::vector<Axis> axis_list;
+  for (const auto& a : axes.entries) axis_list.push_back(read_axis(a, mode == "product"));
+  name_axes(axis_list);
+  check_run_count(axes, mode);
+  const auto combos = mode == "zip" ? zip_combinations(axes, axis_list) : product_combinations(axis_list);
+  std::vector<GridRun> runs;
+  for (const auto& combo : combos) runs.push_back(grid_run(root, base_name, origin, axis_list, combo));
   return runs;
 }
 

@@ -83,28 +83,34 @@ std::string relative(const Manifest& m, const std::string& path) {
 
 }  // namespace
 
-void check_export_weights(const Manifest& m, const torch::jit::Module& text, const torch::jit::Module& vision,
-                          const std::vector<torch::jit::Module>& layers, const Tokenizer& tokenizer) {
-  const Checker c(m);
-  const auto& t = m.text;
-  const Dim hidden{t.hidden_size, "text.hidden_size"}, vocab{t.vocab_size, "text.vocab_size"};
-  const Dim q_width{t.num_heads * t.head_dim, "text.num_heads × text.head_dim"};
-  const Dim kv_width{t.num_kv_heads * t.head_dim, "text.num_kv_heads × text.head_dim"};
+namespace {
 
+// The tokenizer's ids and the end-of-sequence ids inside the text's vocabulary.
+void check_token_ids(const Checker& c, const Manifest& m, const Tokenizer& tokenizer) {
+  const auto& t = m.text;
   if (tokenizer.vocab_size() > t.vocab_size)
     c.fail("tokenizer.json", "has ids up to " + std::to_string(tokenizer.vocab_size() - 1) +
                                  ", but manifest.json text.vocab_size = " + std::to_string(t.vocab_size));
   for (const int64_t eos : m.eos_ids)
     if (eos < 0 || eos >= t.vocab_size)
       c.fail("manifest.json", "tokens.eos " + std::to_string(eos) + " is outside text.vocab_size = " + std::to_string(t.vocab_size));
+}
 
+void check_text_weights(const Checker& c, const Manifest& m, const torch::jit::Module& text) {
+  const Dim hidden{m.text.hidden_size, "text.hidden_size"}, vocab{m.text.vocab_size, "text.vocab_size"};
   const std::string text_file = relative(m, m.text_file);
   const auto text_tensors = tensors_of(text);
   c.dtype(text_file, text_tensors);
   c.shape(text_file, text_tensors, "embed_tokens.weight", {vocab, hidden});
   c.shape(text_file, text_tensors, "norm.weight", {hidden});
   c.shape(text_file, text_tensors, "lm_head.weight", {vocab, hidden}, /*required=*/false);
+}
 
+void check_layer_weights(const Checker& c, const Manifest& m, const std::vector<torch::jit::Module>& layers) {
+  const auto& t = m.text;
+  const Dim hidden{t.hidden_size, "text.hidden_size"};
+  const Dim q_width{t.num_heads * t.head_dim, "text.num_heads × text.head_dim"};
+  const Dim kv_width{t.num_kv_heads * t.head_dim, "text.num_kv_heads × text.head_dim"};
   std::map<std::string, at::Tensor> first_layer;
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string file = relative(m, m.layer_files[i]);
@@ -130,60 +136,81 @@ void check_export_weights(const Manifest& m, const torch::jit::Module& text, con
                          " (manifest.json files.layers[" + std::to_string(i) + "] is from another export?)");
     }
   }
+}
 
-  const std::string vision_file = relative(m, m.vision_file);
-  const auto vt = tensors_of(vision);
-  c.dtype(vision_file, vt);
-  if (m.architecture == Architecture::LlavaOnevision) {
-    c.shape(vision_file, vt, "image_newline", {hidden});
-    c.shape(vision_file, vt, "projector.linear_2.weight", {hidden, {}});
-    // SigLIP's patch grid fixes the frame size and, pooled 2×, the tokens per frame.
-    c.shape(vision_file, vt, "tower.embeddings.patch_embedding.weight", {{}, {3, "(RGB)"}, {}, {}});
-    const int64_t patch = vt.at("tower.embeddings.patch_embedding.weight").size(2);
-    c.shape(vision_file, vt, "tower.embeddings.position_embedding.weight", {{}, {}});
-    const int64_t patches = vt.at("tower.embeddings.position_embedding.weight").size(0);
-    const auto grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(patches))));
-    const int64_t pooled = (grid + 1) / 2;
-    // The patch convolution floors: SigLIP at 384 px with 14 px patches sees 27×27 (the last 6 px dropped).
-    if (m.image.height / patch != grid || m.image.width / patch != grid)
-      c.fail(vision_file, "has a " + std::to_string(grid) + "×" + std::to_string(grid) + " patch grid (" +
-                              std::to_string(patches) + " patches of " + std::to_string(patch) +
-                              " px), but manifest.json image.height × image.width = " + std::to_string(m.image.height) +
-                              " × " + std::to_string(m.image.width) + " gives " + std::to_string(m.image.height / patch) +
-                              "×" + std::to_string(m.image.width / patch));
-    if (m.vision.tokens_per_frame != pooled * pooled)
-      c.fail(vision_file, "makes " + std::to_string(pooled * pooled) + " tokens per frame (" + std::to_string(grid) +
-                              "² patches pooled to " + std::to_string(pooled) + "²), but manifest.json vision.tokens_per_frame = " +
-                              std::to_string(m.vision.tokens_per_frame));
-  } else {
-    const auto& v = m.vision;
-    c.shape(vision_file, vt, "patch_embed.proj.weight",
-            {{}, {3, "(RGB)"}, {v.temporal_patch_size, "vision.temporal_patch_size"}, {v.patch_size, "vision.patch_size"},
-             {v.patch_size, "vision.patch_size"}});
-    const int64_t width = vt.at("patch_embed.proj.weight").size(0);
-    c.shape(vision_file, vt, "blocks.0.attn.qkv.weight",
-            {{3 * v.num_heads * v.head_dim, "3 × vision.num_heads × vision.head_dim"}, {width, "(the ViT width)"}});
-    const int64_t merged = width * v.spatial_merge_size * v.spatial_merge_size;
-    const Dim merged_dim{merged, "vision.spatial_merge_size² × the ViT width"};
-    if (m.architecture == Architecture::Qwen2_5_VL) {
-      c.shape(vision_file, vt, "merger.mlp.0.weight", {merged_dim, merged_dim});
-      c.shape(vision_file, vt, "merger.mlp.2.weight", {hidden, {}});
-      return;
-    }
-    c.shape(vision_file, vt, "merger.linear_fc1.weight", {merged_dim, merged_dim});
-    c.shape(vision_file, vt, "merger.linear_fc2.weight", {hidden, {}});
-    c.shape(vision_file, vt, "pos_embed.weight",
-            {{v.num_position_embeddings, "vision.num_position_embeddings"}, {width, "(the ViT width)"}});
-    const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(v.num_position_embeddings))));
-    if (side * side != v.num_position_embeddings)
-      c.fail("manifest.json", "vision.num_position_embeddings = " + std::to_string(v.num_position_embeddings) +
-                                  " is not a square (Qwen3-VL learns a square grid of positions)");
-    for (int64_t k = 0; k < v.deepstack_layers; ++k)
-      c.shape(vision_file, vt, "deepstack_mergers." + std::to_string(k) + ".linear_fc2.weight", {hidden, {}});
-    if (vt.count("deepstack_mergers." + std::to_string(v.deepstack_layers) + ".linear_fc2.weight"))
-      c.fail(vision_file, "has more DeepStack mergers than manifest.json vision.deepstack_layers = " +
-                              std::to_string(v.deepstack_layers));
+// LLaVA-OneVision's SigLIP tower and projector: SigLIP's patch grid fixes the frame size and, pooled
+// 2×, the tokens per frame.
+void check_siglip_vision(const Checker& c, const Manifest& m, const std::string& vision_file,
+                         const std::map<std::string, at::Tensor>& vt) {
+  const Dim hidden{m.text.hidden_size, "text.hidden_size"};
+  c.shape(vision_file, vt, "image_newline", {hidden});
+  c.shape(vision_file, vt, "projector.linear_2.weight", {hidden, {}});
+  c.shape(vision_file, vt, "tower.embeddings.patch_embedding.weight", {{}, {3, "(RGB)"}, {}, {}});
+  const int64_t patch = vt.at("tower.embeddings.patch_embedding.weight").size(2);
+  c.shape(vision_file, vt, "tower.embeddings.position_embedding.weight", {{}, {}});
+  const int64_t patches = vt.at("tower.embeddings.position_embedding.weight").size(0);
+  const auto grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(patches))));
+  const int64_t pooled = (grid + 1) / 2;
+  // The patch convolution floors: SigLIP at 384 px with 14 px patches sees 27×27 (the last 6 px dropped).
+  if (m.image.height / patch != grid || m.image.width / patch != grid)
+    c.fail(vision_file, "has a " + std::to_string(grid) + "×" + std::to_string(grid) + " patch grid (" +
+                            std::to_string(patches) + " patches of " + std::to_string(patch) +
+                            " px), but manifest.json image.height × image.width = " + std::to_string(m.image.height) +
+                            " × " + std::to_string(m.image.width) + " gives " + std::to_string(m.image.height / patch) +
+                            "×" + std::to_string(m.image.width / patch));
+  if (m.vision.tokens_per_frame != pooled * pooled)
+    c.fail(vision_file, "makes " + std::to_string(pooled * pooled) + " tokens per frame (" + std::to_string(grid) +
+                            "² patches pooled to " + std::to_string(pooled) + "²), but manifest.json vision.tokens_per_frame = " +
+                            std::to_string(m.vision.tokens_per_frame));
+}
+
+// Qwen2.5-VL's and Qwen3-VL's ViT: patch embedding, attention width and merger; Qwen3-VL's learned
+// position grid and DeepStack mergers.
+void check_qwen_vision(const Checker& c, const Manifest& m, const std::string& vision_file,
+                       const std::map<std::string, at::Tensor>& vt) {
+  const Dim hidden{m.text.hidden_size, "text.hidden_size"};
+  const auto& v = m.vision;
+  c.shape(vision_file, vt, "patch_embed.proj.weight",
+          {{}, {3, "(RGB)"}, {v.temporal_patch_size, "vision.temporal_patch_size"}, {v.patch_size, "vision.patch_size"},
+           {v.patch_size, "vision.patch_size"}});
+  const int64_t width = vt.at("patch_embed.proj.weight").size(0);
+  c.shape(vision_file, vt, "blocks.0.attn.qkv.weight",
+          {{3 * v.num_heads * v.head_dim, "3 × vision.num_heads × vision.head_dim"}, {width, "(the ViT width)"}});
+  const int64_t merged = width * v.spatial_merge_size * v.spatial_merge_size;
+  const Dim merged_dim{merged, "vision.spatial_merge_size² × the ViT width"};
+  if (m.architecture == Architecture::Qwen2_5_VL) {
+    c.shape(vision_file, vt, "merger.mlp.0.weight", {merged_dim, merged_dim});
+    c.shape(vision_file, vt, "merger.mlp.2.weight", {hidden, {}});
+    return;
   }
+  c.shape(vision_file, vt, "merger.linear_fc1.weight", {merged_dim, merged_dim});
+  c.shape(vision_file, vt, "merger.linear_fc2.weight", {hidden, {}});
+  c.shape(vision_file, vt, "pos_embed.weight",
+          {{v.num_position_embeddings, "vision.num_position_embeddings"}, {width, "(the ViT width)"}});
+  const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(v.num_position_embeddings))));
+  if (side * side != v.num_position_embeddings)
+    c.fail("manifest.json", "vision.num_position_embeddings = " + std::to_string(v.num_position_embeddings) +
+                                " is not a square (Qwen3-VL learns a square grid of positions)");
+  for (int64_t k = 0; k < v.deepstack_layers; ++k)
+    c.shape(vision_file, vt, "deepstack_mergers." + std::to_string(k) + ".linear_fc2.weight", {hidden, {}});
+  if (vt.count("deepstack_mergers." + std::to_string(v.deepstack_layers) + ".linear_fc2.weight"))
+    c.fail(vision_file, "has more DeepStack mergers than manifest.json vision.deepstack_layers = " +
+                            std::to_string(v.deepstack_layers));
+}
+
+}  // namespace
+
+void check_export_weights(const Manifest& m, const torch::jit::Module& text, const torch::jit::Module& vision,
+                          const std::vector<torch::jit::Module>& layers, const Tokenizer& tokenizer) {
+  const Checker c(m);
+  check_token_ids(c, m, tokenizer);
+  check_text_weights(c, m, text);
+  check_layer_weights(c, m, layers);
+  const std::string vision_file = relative(m, m.vision_file);
+  const auto vision_tensors = tensors_of(vision);
+  c.dtype(vision_file, vision_tensors);
+  if (m.architecture == Architecture::LlavaOnevision) check_siglip_vision(c, m, vision_file, vision_tensors);
+  else check_qwen_vision(c, m, vision_file, vision_tensors);
 }
 
 }  // namespace svqa

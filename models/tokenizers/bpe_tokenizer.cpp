@@ -77,6 +77,74 @@ json steps_of(const json& j, const char* key) {
 // The pre-tokeniser of GPT-2's ByteLevel when `use_regex` is true.
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// Throws naming tokenizer.json and the field ("" for the file as a whole).
+struct FieldFail {
+  const std::string& path;
+  [[noreturn]] void operator()(const std::string& field, const std::string& what) const {
+    throw std::runtime_error(path + ": " + (field.empty() ? "" : field + ": ") + what);
+  }
+};
+
+// model.merges, each "a b" or ["a", "b"], in rank order; both parts and their join must be in `vocab`.
+void read_merges(const json& merges, const std::unordered_map<std::string, int64_t>& vocab, BpeMerges& out,
+                 const FieldFail& fail) {
+  size_t rank = 0;
+  for (const auto& m : merges) {
+    const std::string at = "model.merges[" + std::to_string(rank++) + "]";
+    std::string left, right;
+    if (m.is_string()) {
+      const std::string pair = m.get<std::string>();
+      const size_t space = pair.find(' ');  // exactly one space, as `tokenizers` reads it
+      if (space == std::string::npos || pair.find(' ', space + 1) != std::string::npos)
+        fail(at, "expected \"a b\", got \"" + pair + "\"");
+      left = pair.substr(0, space), right = pair.substr(space + 1);
+    } else if (m.is_array() && m.size() == 2) {
+      left = m[0].get<std::string>(), right = m[1].get<std::string>();
+    } else {
+      fail(at, "expected \"a b\" or [\"a\", \"b\"]");
+    }
+    const auto id = [&](const std::string& token) {  // `tokenizers` refuses such a file too
+      const auto it = vocab.find(token);
+      if (it == vocab.end()) fail(at, "token \"" + token + "\" is not in model.vocab");
+      return it->second;
+    };
+    const int64_t a = id(left), b = id(right), merged = id(left + right);  // in this order for the message
+    out.add(a, b, merged);
+  }
+}
+
+// normalizer: null, NFC, or a Sequence of those; true when NFC is among them.
+bool normalizes_nfc(const json& j, const FieldFail& fail) {
+  bool nfc = false;
+  for (const auto& n : steps_of(j.value("normalizer", json()), "normalizers")) {
+    if (n.is_null()) continue;
+    if (n.value("type", "") != "NFC") fail("normalizer", "only NFC is supported, got " + n.dump());
+    nfc = true;
+  }
+  return nfc;
+}
+
+// The pre-tokeniser's split regex: Split(Regex, Isolated) and/or ByteLevel(add_prefix_space=false), as Qwen2 uses.
+std::string split_pattern(const json& j, const FieldFail& fail) {
+  std::string pattern;
+  for (const auto& p : steps_of(j.value("pre_tokenizer", json()), "pretokenizers")) {
+    const std::string type = p.is_object() ? p.value("type", "") : "";
+    if (type == "Split") {
+      if (!p.at("pattern").contains("Regex")) fail("pre_tokenizer.pattern", "expected {\"Regex\": ...}");
+      if (p.value("behavior", "") != "Isolated" || p.value("invert", false))
+        fail("pre_tokenizer", "only Split with behavior Isolated is supported");
+      pattern = p.at("pattern").at("Regex").get<std::string>();
+    } else if (type == "ByteLevel") {
+      if (p.value("add_prefix_space", false)) fail("pre_tokenizer.add_prefix_space", "true is not supported");
+      if (p.value("use_regex", true)) pattern = kGpt2Pattern;
+    } else {
+      fail("pre_tokenizer", "unsupported pre-tokenizer " + p.dump());
+    }
+  }
+  if (pattern.empty()) fail("pre_tokenizer", "no split pattern (expected Split or ByteLevel with use_regex)");
+  return pattern;
+}
+
 }  // namespace
 
 // A compiled PCRE2 pattern (UTF + UCP so \p{L}, \s follow Unicode as the Rust regex does).
@@ -123,9 +191,7 @@ struct ByteLevelBpeTokenizer::Regex {
 ByteLevelBpeTokenizer::~ByteLevelBpeTokenizer() = default;
 
 ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) : path_(tokenizer_json) {
-  auto fail = [&](const std::string& field, const std::string& what) {
-    throw std::runtime_error(path_ + ": " + (field.empty() ? "" : field + ": ") + what);
-  };
+  const FieldFail fail{path_};
   const json j = read_json_file(path_);
   std::string pattern;  // the pre-tokeniser's split regex
   try {
@@ -135,57 +201,13 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(const std::string& tokenizer_json) 
     if (model.contains("end_of_word_suffix") && model.at("end_of_word_suffix").is_string())
       end_of_word_suffix_ = model.at("end_of_word_suffix").get<std::string>();
     for (const auto& [token, id] : model.at("vocab").items()) vocab_[token] = id.get<int64_t>();
-    size_t rank = 0;
-    for (const auto& m : model.at("merges")) {
-      const std::string at = "model.merges[" + std::to_string(rank++) + "]";
-      std::string left, right;
-      if (m.is_string()) {
-        const std::string pair = m.get<std::string>();
-        const size_t space = pair.find(' ');  // exactly one space, as `tokenizers` reads it
-        if (space == std::string::npos || pair.find(' ', space + 1) != std::string::npos)
-          fail(at, "expected \"a b\", got \"" + pair + "\"");
-        left = pair.substr(0, space), right = pair.substr(space + 1);
-      } else if (m.is_array() && m.size() == 2) {
-        left = m[0].get<std::string>(), right = m[1].get<std::string>();
-      } else {
-        fail(at, "expected \"a b\" or [\"a\", \"b\"]");
-      }
-      const auto id = [&](const std::string& token) {  // `tokenizers` refuses such a file too
-        const auto it = vocab_.find(token);
-        if (it == vocab_.end()) fail(at, "token \"" + token + "\" is not in model.vocab");
-        return it->second;
-      };
-      const int64_t a = id(left), b = id(right), merged = id(left + right);  // in this order for the message
-      merges_.add(a, b, merged);
-    }
+    read_merges(model.at("merges"), vocab_, merges_, fail);
     for (const auto& t : j.value("added_tokens", json::array())) {
       added_.push_back({t.at("content").get<std::string>(), t.at("id").get<int64_t>()});
       vocab_.emplace(added_.back().content, added_.back().id);
     }
-
-    // normalizer: null, NFC, or a Sequence of those.
-    for (const auto& n : steps_of(j.value("normalizer", json()), "normalizers")) {
-      if (n.is_null()) continue;
-      if (n.value("type", "") != "NFC") fail("normalizer", "only NFC is supported, got " + n.dump());
-      nfc_ = true;
-    }
-
-    // pre_tokenizer: Split(Regex, Isolated) and/or ByteLevel(add_prefix_space=false), as Qwen2 uses.
-    for (const auto& p : steps_of(j.value("pre_tokenizer", json()), "pretokenizers")) {
-      const std::string type = p.is_object() ? p.value("type", "") : "";
-      if (type == "Split") {
-        if (!p.at("pattern").contains("Regex")) fail("pre_tokenizer.pattern", "expected {\"Regex\": ...}");
-        if (p.value("behavior", "") != "Isolated" || p.value("invert", false))
-          fail("pre_tokenizer", "only Split with behavior Isolated is supported");
-        pattern = p.at("pattern").at("Regex").get<std::string>();
-      } else if (type == "ByteLevel") {
-        if (p.value("add_prefix_space", false)) fail("pre_tokenizer.add_prefix_space", "true is not supported");
-        if (p.value("use_regex", true)) pattern = kGpt2Pattern;
-      } else {
-        fail("pre_tokenizer", "unsupported pre-tokenizer " + p.dump());
-      }
-    }
-    if (pattern.empty()) fail("pre_tokenizer", "no split pattern (expected Split or ByteLevel with use_regex)");
+    nfc_ = normalizes_nfc(j, fail);
+    pattern = split_pattern(j, fail);
   } catch (const json::exception& e) {
     fail("", std::string("malformed: ") + e.what());
   }
