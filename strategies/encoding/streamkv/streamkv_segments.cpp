@@ -143,14 +143,8 @@ std::vector<int64_t> StreamkvSegments::allocation(const std::vector<at::Tensor>&
   return k;
 }
 
-void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment, MemoryBank& bank, bool flushed) {
-  const int64_t layers = backbone.num_layers();
-  const auto frames = static_cast<int64_t>(segment.entries.size());
-  const auto device = backbone.device();
-
-  // The input: every entry (spanning the frames merged into it), then the summary frame.
-  std::vector<WindowInput> inputs;
-  std::vector<UnitInfo> spans;
+void StreamkvSegments::segment_inputs(const Segment& segment, std::vector<WindowInput>& inputs,
+                                      std::vector<UnitInfo>& spans) {
   for (const auto& entry : segment.entries) {
     UnitInfo span = open_units_.at(entry.units.front());
     for (const int64_t u : entry.units) widen_span(span, open_units_.at(u));
@@ -159,44 +153,74 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
     inputs.push_back({entry.features, span.positions, entry.deepstack});
     spans.push_back(span);
   }
-  if (options_.summary) {
-    UnitInfo span{packed_positions(spans.back().positions, cursor_), spans.front().first_frame,
-                  spans.back().last_frame, spans.front().start_time, spans.back().end_time};
-    cursor_ = svqa::next_position(span.positions);
-    // The summary frame: the mean of the entries (its text, laid out as the last span, the last entry's).
-    const auto summary = mean_entry(segment.entries, segment.entries.size() - 1);
-    inputs.push_back({summary.features, span.positions, summary.deepstack});
-    spans.push_back(span);
+  if (!options_.summary) return;
+  UnitInfo span{packed_positions(spans.back().positions, cursor_), spans.front().first_frame,
+                spans.back().last_frame, spans.front().start_time, spans.back().end_time};
+  cursor_ = svqa::next_position(span.positions);
+  // The summary frame: the mean of the entries (its text, laid out as the last span, the last entry's).
+  const auto summary = mean_entry(segment.entries, segment.entries.size() - 1);
+  inputs.push_back({summary.features, span.positions, summary.deepstack});
+  spans.push_back(span);
+}
+
+WindowHooks StreamkvSegments::guidance_hooks(Backbone& backbone, const std::vector<WindowInput>& inputs, int64_t frames,
+                                             GuidanceTables& tables, std::vector<at::Tensor>& scores) const {
+  WindowHooks hooks;
+  const auto n_guide = static_cast<int64_t>(guidance_ids_.size());
+  hooks.follower = backbone.embed(at::tensor(guidance_ids_, at::kLong));
+  std::vector<at::Tensor> laid;
+  for (const auto& in : inputs) laid.push_back(in.positions);
+  auto positions = at::cat(laid, 1);
+  positions = at::cat({positions, text_positions(svqa::next_position(positions), n_guide)}, 1);
+  tables.input = text_rotary(backbone.manifest()).tables((positions - positions.min()).to(backbone.device()));
+  tables.guide = {tables.input.cos.narrow(0, positions.size(1) - n_guide, n_guide),
+                  tables.input.sin.narrow(0, positions.size(1) - n_guide, n_guide)};
+  const int64_t n_local = options_.n_local;
+  hooks.follow = [&tables, &scores, frames, n_local](int64_t l, const LayerQkv& qkv, const std::vector<LayerQkv>& blocks) {
+    std::vector<at::Tensor> ks, vs, reps;
+    for (const auto& b : blocks) ks.push_back(b.k), vs.push_back(b.v);
+    ks.push_back(qkv.k);
+    vs.push_back(qkv.v);
+    const auto out = attend(apply_rotary(qkv.q, tables.guide), apply_rotary(at::cat(ks), tables.input), at::cat(vs),
+                            AttentionMask{true, n_local, 0});
+    const auto g = grouped_query(qkv.q.to(at::kFloat).mean(0), qkv.k.size(1));  // un-rotated
+    for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k));
+    scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g).to(at::kCPU);
+    return out.out;
+  };
+  return hooks;
+}
+
+std::vector<std::vector<bool>> StreamkvSegments::layer_keep(const std::vector<at::Tensor>& scores, int64_t layers,
+                                                            int64_t frames, SegmentRecord& record) const {
+  std::vector<std::vector<bool>> keep(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(frames), true));
+  if (options_.keep_fraction >= 1.0) {
+    record.kept.assign(static_cast<size_t>(layers), frames);
+    return keep;
   }
+  record.kept = allocation(scores, frames);
+  for (int64_t l = 0; l < layers; ++l) {
+    const auto& s = scores[static_cast<size_t>(l)];
+    record.scores.emplace_back(s.data_ptr<float>(), s.data_ptr<float>() + frames);
+    const auto top = std::get<1>(at::topk(s, record.kept[static_cast<size_t>(l)])).contiguous();
+    keep[static_cast<size_t>(l)].assign(static_cast<size_t>(frames), false);
+    for (int64_t j = 0; j < top.size(0); ++j) keep[static_cast<size_t>(l)][static_cast<size_t>(top[j].item<int64_t>())] = true;
+  }
+  return keep;
+}
+
+void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment, MemoryBank& bank, bool flushed) {
+  const int64_t layers = backbone.num_layers();
+  const auto frames = static_cast<int64_t>(segment.entries.size());
+  std::vector<WindowInput> inputs;
+  std::vector<UnitInfo> spans;
+  segment_inputs(segment, inputs, spans);
 
   // The guidance prompt, in the same forward: per layer it attends to this input only and scores the frame entries.
-  const bool compress = options_.keep_fraction < 1.0;
   std::vector<at::Tensor> scores(static_cast<size_t>(layers));
-  WindowHooks hooks;
-  RotaryTables input_tables, guide_tables;
-  if (compress) {
-    const auto n_guide = static_cast<int64_t>(guidance_ids_.size());
-    hooks.follower = backbone.embed(at::tensor(guidance_ids_, at::kLong));
-    std::vector<at::Tensor> laid;
-    for (const auto& in : inputs) laid.push_back(in.positions);
-    auto positions = at::cat(laid, 1);
-    positions = at::cat({positions, text_positions(svqa::next_position(positions), n_guide)}, 1);
-    input_tables = text_rotary(backbone.manifest()).tables((positions - positions.min()).to(device));
-    guide_tables = {input_tables.cos.narrow(0, positions.size(1) - n_guide, n_guide),
-                    input_tables.sin.narrow(0, positions.size(1) - n_guide, n_guide)};
-    hooks.follow = [&](int64_t l, const LayerQkv& qkv, const std::vector<LayerQkv>& blocks) {
-      std::vector<at::Tensor> ks, vs, reps;
-      for (const auto& b : blocks) ks.push_back(b.k), vs.push_back(b.v);
-      ks.push_back(qkv.k);
-      vs.push_back(qkv.v);
-      const auto out = attend(apply_rotary(qkv.q, guide_tables), apply_rotary(at::cat(ks), input_tables), at::cat(vs),
-                              AttentionMask{true, options_.n_local, 0});
-      const auto g = grouped_query(qkv.q.to(at::kFloat).mean(0), qkv.k.size(1));  // un-rotated
-      for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k));
-      scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g).to(at::kCPU);
-      return out.out;
-    };
-  }
+  GuidanceTables tables;
+  const WindowHooks hooks =
+      options_.keep_fraction < 1.0 ? guidance_hooks(backbone, inputs, frames, tables, scores) : WindowHooks{};
   auto outputs = window_.prefill(backbone, inputs, hooks);
 
   SegmentRecord record;
@@ -208,39 +232,17 @@ void StreamkvSegments::encode_segment(Backbone& backbone, const Segment& segment
   record.entries = frames;
   record.merges = static_cast<int64_t>(segment.merges.size());
   record.flushed = flushed;
-  // keep[l][i]: frame entry i is stored in layer l.
-  std::vector<std::vector<bool>> keep(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(frames), true));
-  if (compress) {
-    record.kept = allocation(scores, frames);
-    for (int64_t l = 0; l < layers; ++l) {
-      const auto& s = scores[static_cast<size_t>(l)];
-      record.scores.emplace_back(s.data_ptr<float>(), s.data_ptr<float>() + frames);
-      const auto top = std::get<1>(at::topk(s, record.kept[static_cast<size_t>(l)])).contiguous();
-      keep[static_cast<size_t>(l)].assign(static_cast<size_t>(frames), false);
-      for (int64_t j = 0; j < top.size(0); ++j) keep[static_cast<size_t>(l)][static_cast<size_t>(top[j].item<int64_t>())] = true;
-    }
-  } else {
-    record.kept.assign(static_cast<size_t>(layers), frames);
-  }
+  const auto keep = layer_keep(scores, layers, frames, record);
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const bool summary = static_cast<int64_t>(i) == frames;
-    KvBlock block;
-    block.granularity = summary ? Granularity::Summary : Granularity::Frame;
-    block.first_frame = spans[i].first_frame;
-    block.last_frame = spans[i].last_frame;
-    block.start_time = spans[i].start_time;
-    block.end_time = spans[i].end_time;
-    block.positions = spans[i].positions;
-    block.keys.resize(static_cast<size_t>(layers));
-    block.values.resize(static_cast<size_t>(layers));
-    block.representatives.resize(static_cast<size_t>(layers));
+    KvBlock block = empty_block(layers, summary ? Granularity::Summary : Granularity::Frame, spans[i].positions);
+    block.first_frame = spans[i].first_frame, block.last_frame = spans[i].last_frame;
+    block.start_time = spans[i].start_time, block.end_time = spans[i].end_time;
     bool stored = false;
     for (int64_t l = 0; l < layers; ++l) {
       if (!summary && !keep[static_cast<size_t>(l)][i]) continue;
-      block.keys[l] = std::move(outputs[i].keys[l]);
-      block.values[l] = std::move(outputs[i].values[l]);
-      block.representatives[l] = mean_key_representative(block.keys[l]);
+      set_layer(block, l, std::move(outputs[i].keys[l]), std::move(outputs[i].values[l]));
       stored = true;
     }
     if (stored) record.block_ids.push_back(bank.add(std::move(block)));  // a frame no layer keeps is not stored

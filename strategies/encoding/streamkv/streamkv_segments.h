@@ -78,7 +78,19 @@ class StreamkvSegments final : public EncodingStrategy {
     int64_t first_frame = 0, last_frame = 0;
     double start_time = 0, end_time = 0;
   };
+  // The guidance prompt's rotary tables: over the segment's input then itself, and its own rows.
+  struct GuidanceTables {
+    RotaryTables input, guide;
+  };
   void encode_segment(Backbone& backbone, const Segment& segment, MemoryBank& bank, bool flushed);
+  // The segment's input: every entry (spanning the frames merged into it), then the summary frame.
+  void segment_inputs(const Segment& segment, std::vector<WindowInput>& inputs, std::vector<UnitInfo>& spans);
+  // Hooks that run the guidance prompt in the same forward and fill scores[l] for the frame entries.
+  WindowHooks guidance_hooks(Backbone& backbone, const std::vector<WindowInput>& inputs, int64_t frames,
+                             GuidanceTables& tables, std::vector<at::Tensor>& scores) const;
+  // keep[l][i]: frame entry i is stored in layer l (the record gains the kept counts and scores).
+  std::vector<std::vector<bool>> layer_keep(const std::vector<at::Tensor>& scores, int64_t layers, int64_t frames,
+                                            SegmentRecord& record) const;
   // Per layer, how many of a segment's `frames` frame blocks each layer keeps, from the guidance scores.
   std::vector<int64_t> allocation(const std::vector<at::Tensor>& scores, int64_t frames) const;
 

@@ -25,6 +25,21 @@ std::vector<double> to_vector(const at::Tensor& t) {
   return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
 }
 
+// The rows whose blocks lie inside one of the `segments` rows' blocks (hierarchical retrieval).
+std::vector<int64_t> rows_inside(const MemoryBank& bank, const std::vector<int64_t>& ids,
+                                 const std::vector<int64_t>& rows, const std::vector<int64_t>& segments) {
+  std::vector<int64_t> inside;
+  for (const int64_t r : rows) {
+    const auto& b = bank.info(ids[r]);
+    if (std::any_of(segments.begin(), segments.end(), [&](int64_t sr) {
+          const auto& sb = bank.info(ids[sr]);
+          return b.first_frame >= sb.first_frame && b.last_frame <= sb.last_frame;
+        }))
+      inside.push_back(r);
+  }
+  return inside;
+}
+
 }  // namespace
 
 MukvSelection mukv_select(const at::Tensor& query, const MemoryBank& bank, int64_t layer,
@@ -67,19 +82,8 @@ MukvSelection mukv_select(const at::Tensor& query, const MemoryBank& bank, int64
   }
   for (const auto g : {Granularity::Patch, Granularity::Frame, Granularity::Segment}) {
     auto candidates = top_rows(s, rows[static_cast<size_t>(g)], o.over_retrieve * k(g));
-    if (o.mode == "hierarchical" && g != Granularity::Segment) {
-      // Only blocks inside one of the best segments.
-      std::vector<int64_t> inside;
-      for (const int64_t r : rows[static_cast<size_t>(g)]) {
-        const auto& b = bank.info(ids[r]);
-        if (std::any_of(best_segments.begin(), best_segments.end(), [&](int64_t sr) {
-              const auto& sb = bank.info(ids[sr]);
-              return b.first_frame >= sb.first_frame && b.last_frame <= sb.last_frame;
-            }))
-          inside.push_back(r);
-      }
-      candidates = inside;
-    }
+    if (o.mode == "hierarchical" && g != Granularity::Segment)
+      candidates = rows_inside(bank, ids, rows[static_cast<size_t>(g)], best_segments);
     for (const int64_t r : top_rows(score, candidates, k(g))) {
       out.ids.push_back(ids[r]);
       auto& [blocks, tokens] = out.by_granularity[granularity_name(g)];
