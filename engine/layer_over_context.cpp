@@ -8,20 +8,6 @@
 
 namespace svqa {
 
-std::vector<at::Tensor> forward_layers(Backbone& backbone, LayerPass pass) {
-  auto& h = pass.hidden;
-  if (!pass.deepstack.empty() && pass.deepstack.size() != h.size())
-    throw std::invalid_argument("forward_layers: a DeepStack per sequence, or none");
-  for (int64_t l = 0; l < backbone.num_layers(); ++l)
-    for (size_t s = 0; s < h.size(); ++s) {
-      const auto out = pass.attend(l, s, h[s], backbone.layer_qkv(l, h[s]));
-      if (!out.defined()) return h;
-      h[s] = backbone.layer_out(l, h[s], out);
-      if (!pass.deepstack.empty()) h[s] = pass.deepstack[s].apply(h[s], l);
-    }
-  return h;
-}
-
 namespace {
 
 // Layer `layer`'s [sinks | memory] at their own positions, keys rotated, with room for `room` more tokens.
@@ -82,11 +68,6 @@ at::Tensor attend_over_context(int64_t layer, const LayerQkv& qkv, const RotaryT
   auto out = attend_sink_window(qkv.q, tables, kv.keys(), kv.values(), window, layer);
   kv.truncate(context);
   return out;
-}
-
-at::Tensor layer_over_context(Backbone& backbone, int64_t layer, const at::Tensor& h, const LayerQkv& qkv,
-                              const RotaryTables& tables, KvCache& kv, const SinkWindow& window) {
-  return backbone.layer_out(layer, h, attend_over_context(layer, qkv, tables, kv, window));
 }
 
 }  // namespace svqa

@@ -74,12 +74,12 @@ LayerContext assemble(const AnswerSetup& s, int64_t layer, const std::vector<int
   return ctx;
 }
 
-// The question's hidden state after layer `l`: it attends to the layer's context and itself; its own
-// K/V are then dropped (ReKV), so `ctx` is left as assembled.
-at::Tensor question_through_layer(const AnswerSetup& s, int64_t l, const at::Tensor& h, const LayerQkv& qkv,
-                                  LayerContext& ctx) {
+// The question's attention at layer `l`: to the layer's context and itself; its own K/V are then
+// dropped (ReKV), so `ctx` is left as assembled.
+at::Tensor question_attention(const AnswerSetup& s, int64_t l, const at::Tensor& h, const LayerQkv& qkv,
+                              LayerContext& ctx) {
   const auto tables = s.rope.tables(text_positions(ctx.next_position, h.size(0)).to(s.backbone.device()));
-  return layer_over_context(s.backbone, l, h, qkv, tables, ctx.kv, s.window);
+  return attend_over_context(l, qkv, tables, ctx.kv, s.window);
 }
 
 // Keeps layer `l`'s context as the one the answer is prefilled over.
@@ -94,16 +94,22 @@ void keep_layer(int64_t l, LayerContext&& ctx, Answer& answer, AnswerContext& ke
 // when the strategy reads them); `kept`: this pass's contexts become the answer's.
 void retrieval_pass(const AnswerSetup& s, RetrievalStrategy& retrieval, int pass, const at::Tensor& question_embeds,
                     int64_t room, bool kept, Answer& answer, AnswerContext& context) {
-  const bool run_question = question_embeds.defined();
   const int64_t layers = s.backbone.num_layers();
-  at::Tensor h = question_embeds;
-  for (int64_t l = 0; l < layers; ++l) {
-    const auto qkv = run_question ? s.backbone.layer_qkv(l, h) : LayerQkv{};
+  if (!question_embeds.defined()) {  // chosen without the question's queries: each layer only looks its blocks up
+    for (int64_t l = 0; l < layers; ++l) {
+      auto ctx = assemble(s, l, retrieval.select(LayerQuery{l, {}, {}, pass}, s.bank), room, answer);
+      if (kept) keep_layer(l, std::move(ctx), answer, context);
+    }
+    return;
+  }
+  const auto select_and_attend = [&](int64_t l, size_t, const at::Tensor& h, const LayerQkv& qkv) {
     auto ctx = assemble(s, l, retrieval.select(LayerQuery{l, qkv.q, qkv.k, pass}, s.bank), room, answer);
     // After the last layer nothing reads the question's hidden state: that layer only selects.
-    if (run_question && l + 1 < layers) h = question_through_layer(s, l, h, qkv, ctx);
+    const at::Tensor out = l + 1 < layers ? question_attention(s, l, h, qkv, ctx) : at::Tensor();
     if (kept) keep_layer(l, std::move(ctx), answer, context);
-  }
+    return out;
+  };
+  forward_layers(s.backbone, {{question_embeds}, {}, select_and_attend});
 }
 
 // Retrieval: as many passes as the strategy asks, the last one's selection kept as the context.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/nn/attention.h"
+#include "models/backbones/layer_pass.h"
 #include "models/backbones/video_positions.h"
 #include "models/backbones/video_prompt.h"
 
@@ -123,10 +124,9 @@ at::Tensor FullContextDecoder::forward_text(const at::Tensor& embeds) {
 at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<at::Tensor>& positions,
                                    const DeepStack& deepstack) {
   recorded_.clear();
-  at::Tensor h = embeds.to(backbone_.device(), backbone_.dtype());
-  for (int64_t l = 0; l < backbone_.num_layers(); ++l) {
+  const auto attend = [&](int64_t l, size_t, const at::Tensor& h, const LayerQkv& qkv) {
+    if (record_ && l > 0) recorded_.push_back(h);  // layer l - 1's output
     const auto tables = rope_.tables(positions[l].to(backbone_.device()));
-    auto qkv = backbone_.layer_qkv(l, h);
     auto& kv = kv_[static_cast<size_t>(l)];
     if (kv.defined()) {
       auto [k, v] = kv.extend(qkv.k.size(0));
@@ -136,10 +136,12 @@ at::Tensor FullContextDecoder::run(const at::Tensor& embeds, const std::vector<a
     } else {
       kv = KvCache::wrap(apply_rotary(qkv.k, tables), qkv.v);
     }
-    h = deepstack.apply(backbone_.layer_out(l, h, attend_sink_window(qkv.q, tables, kv.keys(), kv.values(), window_, l)), l);
-    if (record_) recorded_.push_back(h);
     next_position_[l] = std::max(next_position_[l], next_position(positions[l]));
-  }
+    return attend_sink_window(qkv.q, tables, kv.keys(), kv.values(), window_, l);
+  };
+  const at::Tensor h =
+      forward_layers(backbone_, {{embeds.to(backbone_.device(), backbone_.dtype())}, {deepstack}, attend}).front();
+  if (record_) recorded_.push_back(h);
   return backbone_.logits(h.narrow(0, h.size(0) - 1, 1)).squeeze(0).to(at::kFloat);
 }
 
