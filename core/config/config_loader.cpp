@@ -100,6 +100,23 @@ ConfigNode load_config(const std::string& path) {
   return root;
 }
 
+static void erase_deleted(ConfigNode& target, const ConfigNode& raw) {
+  if (!target.is_map() || !raw.is_map()) return;
+  for (const auto& e : raw.entries) {
+    if (!e.value.is_map()) continue;
+    if (takes_delete(e.value)) {
+      target.erase(e.key);
+    } else if (ConfigNode* inner = target.find(e.key)) {
+      erase_deleted(*inner, e.value);
+    }
+  }
+}
+
+void erase_deleted_keys(ConfigNode& preset, const std::string& path) {
+  std::vector<fs::path> chain{fs::canonical(path)};
+  erase_deleted(preset, load_with_bases(fs::path(path), chain));
+}
+
 void set_config_value(ConfigNode& root, const std::string& key, ConfigNode value, const std::string& origin) {
   std::vector<std::string> parts;
   for (size_t start = 0;;) {

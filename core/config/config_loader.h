@@ -19,6 +19,11 @@ namespace svqa {
 // Reads `path` and everything it inherits; the result has no `_base_` or `_delete_` keys.
 ConfigNode load_config(const std::string& path);
 
+// `preset` without the keys that `path` (and what it inherits) deletes with `KEY: {_delete_: true}`,
+// which load_config's tree of that file no longer shows: a grid's own keys, merged over each preset
+// of its `_base_` axis, delete what they say (compare_methods.yaml: the Qwen presets' video_resize).
+void erase_deleted_keys(ConfigNode& preset, const std::string& path);
+
 // `over` merged onto `base`: maps merge key by key, anything else replaces; a map with
 // `_delete_: true` replaces instead of merging.
 ConfigNode merge_config(ConfigNode base, const ConfigNode& over);

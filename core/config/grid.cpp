@@ -31,7 +31,9 @@ ConfigNode over_preset(const ConfigNode& value, const ConfigNode& own, const std
   const std::filesystem::path path = (std::filesystem::path(origin).parent_path() / value.scalar).lexically_normal();
   if (!std::filesystem::is_regular_file(path))
     throw ConfigError(value.loc, at, "file not found: '" + value.scalar + "' (looked for " + path.string() + ")");
-  return merge_config(load_config(path.string()), own);
+  ConfigNode preset = load_config(path.string());
+  erase_deleted_keys(preset, origin);
+  return merge_config(std::move(preset), own);
 }
 
 // One value of an axis: what is set, and how run names show it.

@@ -82,7 +82,8 @@ def test_compare_methods_runs_every_method_and_reports_one_row_each(tmp_path, ro
     config = yaml.safe_load((root / "experiments/compare_methods.yaml").read_text())
     point_to_tiny(config, pe_core)
     config.update(runtime={"device": "cpu", "dtype": "float32", "threads": 2, "seed": 0},
-                  backbone={"type": "torchscript", "options": {"export": str(tiny_export("llava_onevision"))}},
+                  backbone={"type": "torchscript", "options": {"export": str(tiny_export("llava_onevision")),
+                                                                   "video_resize": {"_delete_": True}}},
                   benchmark={"type": "stream_list", "options": {"annotations": str(tmp_path / "streams.json")}},
                   output={"dir": str(tmp_path / "results")})
     config["stream"]["max_new_tokens"] = 2

@@ -88,7 +88,7 @@ def test_presets_carry_their_references_run(svqa_bin, root):
     assert (tom["stream"]["kv_codec"], tom["stream"]["kv_codec_group"]) == ("int4", 50)
     assert tom["retrieval"]["options"] == {"retrieve_size": 251, "chunk_size": 1, "similarity": "cosine"}
     assert tom["stream"]["sink_prompt"] == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-    flux = p["fluxmem", "stc"]  # ovobench.sh's memory, frames and window; fluxmem.py's drop threshold
+    flux = p["fluxmem"]  # ovobench.sh's memory, frames and window; fluxmem.py's drop threshold
     assert flux["encoding"] == {"type": "fluxmem", "options": {
         "short_term_frames": 8, "mid_term_frames": 64, "direct_drop_similarity": 0.8, "max_frames": 256}}
     assert flux["retrieval"]["type"] == "full_context"

@@ -46,7 +46,8 @@ def retrieval_section(name, siglip):
 # window take their defaults, InfiniPot-V a cap it reaches (it compacts after frames 4, 6, ...), HERMES a
 # budget it passes.
 ENCODING_OPTIONS = {"mukv_multigrain": "", "fresh_frames": "", "infinipot_v": "cap_frames: 4, keep_frames: 2",
-                    "hermes": "budget: 40"}
+                    "hermes": "budget: 40",
+                    "fluxmem": "short_term_frames: 2, mid_term_frames: 4, max_frames: 8"}
 
 
 def test_every_pair_runs_or_is_refused_naming_both(setup, svqa_bin):

@@ -82,7 +82,7 @@ def test_the_shipped_grids_validate_strategies_x_budgets_included(svqa_bin, root
     names = [line.split()[2] for line in r.stdout.splitlines()]
     assert names == [f"demo__retrieval={s}__retrieve_size={n}" for s in ("internal", "bank_uniform", "bank_recent") for n in (4, 8)]
     r = svqa(svqa_bin, root, "validate", "experiments/compare_methods_tiny.yaml", "--no-paths")
-    assert r.returncode == 0 and "grid of 9 runs" in r.stdout, r.stderr
+    assert r.returncode == 0 and "grid of 14 runs" in r.stdout, r.stderr
 
 
 def test_a_missing_export_annotations_video_root_or_expert_is_refused_naming_it(svqa_bin, root, tmp_path):
