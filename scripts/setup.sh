@@ -11,6 +11,7 @@ apt_packages=(
   libsentencepiece-dev libpcre2-dev libutf8proc-dev libcurl4-openssl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
+  libjemalloc-dev
   # pdflatex + booktabs: the tests compile svqa report's LaTeX table (48 MB download, 144 MiB, ~30 s)
   texlive-latex-base texlive-latex-recommended
   # the Slurm tests' single-node cluster (scripts/slurm_local.sh; its services are not started here)

@@ -37,7 +37,7 @@ def print_table(report):
     shape, st = m["shape"], m["settings"]
     print(f"svqa speed ({report['mode']}): LLM {shape['layers']} layers, hidden {shape['hidden']}, "
           f"{shape['heads']}/{shape['kv_heads']} heads, {shape['tokens_per_unit']} tokens per {shape['frames_per_unit']} frame(s), {st['dtype']}, "
-          f"{st['device']}, {st['threads']} threads; n_local {st['n_local']}, r {st['retrieve_size']}; "
+          f"{st['device']}, {st['threads']} threads, malloc {st.get('malloc', 'glibc')}; n_local {st['n_local']}, r {st['retrieve_size']}; "
           f"load average {report['load_before']} → {report['load_after']}; {report['machine']}; "
           f"OMP_WAIT_POLICY={report['omp_wait_policy']}")
     if "peak_flops_per_s" in m:

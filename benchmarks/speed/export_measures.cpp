@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchmarks/speed/process_memory.h"
+#include "core/nn/large_allocations.h"
 #include "engine/visual_units.h"
 
 namespace svqa {
@@ -71,6 +72,7 @@ nlohmann::json vision_memory(TorchScriptBackbone& backbone, const StreamBenchOpt
   bool reset = true;
   for (const int64_t count : {unit, many}) {
     const Frames frames = synthetic_frames(0, count, backbone.manifest().image, o.fps);
+    release_free_heap();  // what the allocator kept of earlier calls goes back: the figure is this call's
     reset = reset_peak_memory() && reset;
     const int64_t before = process_memory().rss_bytes;
     const int64_t feature_bytes = call(frames, count);

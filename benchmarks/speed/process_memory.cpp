@@ -1,12 +1,10 @@
 #include "benchmarks/speed/process_memory.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "core/nn/large_allocations.h"
 
 namespace svqa {
 
@@ -22,11 +20,9 @@ ProcessMemory process_memory() {
     if (key == "VmRSS:") m.rss_bytes = kib * 1024;
     if (key == "VmHWM:") m.peak_bytes = kib * 1024;
   }
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-  const struct mallinfo2 info = mallinfo2();
-  m.malloc_live_bytes = static_cast<int64_t>(info.uordblks + info.hblkhd);
-  m.malloc_heap_bytes = static_cast<int64_t>(info.arena);
-#endif
+  const MallocUsage usage = malloc_usage();
+  m.malloc_live_bytes = usage.live_bytes;
+  m.malloc_heap_bytes = usage.held_bytes;
   return m;
 }
 

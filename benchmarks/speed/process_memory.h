@@ -8,8 +8,7 @@ namespace svqa {
 struct ProcessMemory {
   int64_t rss_bytes = 0;   // VmRSS: resident now
   int64_t peak_bytes = 0;  // VmHWM: the most resident since start or the last reset
-  // glibc's allocator (mallinfo2): bytes handed out and live (heap + mmapped chunks), and heap bytes
-  // held from the OS; RSS growing while `malloc_live_bytes` stays flat is fragmentation, not a leak.
+  // The allocator's live bytes and what it holds besides (core/nn/large_allocations.h, malloc_usage).
   int64_t malloc_live_bytes = 0, malloc_heap_bytes = 0;
 };
 

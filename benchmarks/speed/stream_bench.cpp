@@ -15,6 +15,7 @@
 #include "benchmarks/speed/export_measures.h"
 #include "benchmarks/speed/matmul_floor.h"
 #include "benchmarks/speed/process_memory.h"
+#include "core/nn/large_allocations.h"
 #include "benchmarks/speed/vision_floor.h"
 #include "core/config/runtime.h"
 #include "core/config/schema.h"
@@ -325,7 +326,8 @@ void add_shape_and_settings(nlohmann::json& out, const TorchScriptBackbone& back
   out["settings"] = {{"export", o.export_dir}, {"method", o.method}, {"device", o.device}, {"dtype", c10::toString(backbone.dtype())},
                      {"threads", at::get_num_threads()}, {"frames", o.frames}, {"fps", o.fps},
                      {"n_local", o.n_local}, {"retrieve_size", o.retrieve_size},
-                     {"ram_budget_mb", o.ram_budget_mb}, {"questions", o.questions}};
+                     {"ram_budget_mb", o.ram_budget_mb}, {"questions", o.questions},
+                     {"malloc", jemalloc_linked() ? "jemalloc" : "glibc"}};
 }
 
 }  // namespace

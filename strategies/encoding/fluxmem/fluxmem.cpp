@@ -12,7 +12,6 @@
 #include "engine/visual_token_reducer.h"
 #include "engine/visual_units.h"
 #include "strategies/encoding/fluxmem/fluxmem_rules.h"
-#include "strategies/kit/unit_block.h"
 
 namespace svqa {
 namespace {
@@ -78,60 +77,20 @@ void Fluxmem::begin_stream(Backbone& backbone, const std::vector<int64_t>& sink_
 
 void Fluxmem::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   (void)backbone, (void)bank;
-  for (const auto& u : units) {
-    if (u.end_time > u.start_time && frames_per_unit_ > 1) fps_ = static_cast<double>(frames_per_unit_ - 1) / (u.end_time - u.start_time);
-    held_.push_back({u.rgb.clone(), u.first_frame, u.last_frame, u.start_time, u.end_time});
-  }
-  const size_t most = static_cast<size_t>(std::max<int64_t>(1, options_.max_frames / frames_per_unit_));
-  if (held_.size() > most) held_.erase(held_.begin(), held_.end() - static_cast<std::ptrdiff_t>(most));
+  held_.add(units, frames_per_unit_);
+  held_.keep_last(units_held());
+}
+
+size_t Fluxmem::units_held() const {
+  return static_cast<size_t>(std::max<int64_t>(1, options_.max_frames / frames_per_unit_));
 }
 
 std::vector<size_t> Fluxmem::clip_units(double window_start) const {
-  const size_t most = static_cast<size_t>(std::max<int64_t>(1, options_.max_frames / frames_per_unit_));
+  const size_t n = held_.units().size();
+  size_t i = held_.first_starting_at(window_start);
   std::vector<size_t> out;
-  for (size_t i = 0; i < held_.size(); ++i)
-    if (held_[i].start_time >= window_start) out.push_back(i);
-  if (out.size() > most) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(most));
+  for (i = std::max(i, n - std::min(n, units_held())); i < n; ++i) out.push_back(i);
   return out;
-}
-
-std::vector<VisualUnit> Fluxmem::run_vision(Backbone& backbone, const std::vector<size_t>& clip, double question_time) {
-  std::vector<at::Tensor> rgb;
-  Frames frames;
-  for (const size_t i : clip) {
-    const Held& h = held_[i];
-    if (h.end_time > question_time) throw std::logic_error("fluxmem: a held frame ends after its question");
-    rgb.push_back(h.rgb);
-    for (int64_t f = h.first_frame; f <= h.last_frame; ++f) {
-      fed_frames_.push_back(f);
-      frames.timestamps.push_back(h.start_time + static_cast<double>(f - h.first_frame) / fps_);
-    }
-  }
-  frames.rgb = at::cat(rgb);
-  frames.fps = fps_;
-  const int64_t n_init = static_cast<int64_t>(sink_ids_.size());
-  VisualUnitMaker maker(backbone, frames);  // one fresh video right after the sinks
-  return maker.make(0, frames.rgb.size(0), n_init, n_init);
-}
-
-void Fluxmem::prefill(Backbone& backbone, const std::vector<VisualUnit>& kept, const std::vector<size_t>& clip) {
-  std::vector<WindowInput> inputs;
-  std::vector<size_t> fed;  // the clip units with tokens left
-  int64_t tokens = static_cast<int64_t>(sink_ids_.size());
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (kept[i].tokens.size(0) == 0) continue;
-    inputs.push_back({kept[i].tokens, kept[i].positions, kept[i].deepstack});
-    fed.push_back(i), tokens += kept[i].tokens.size(0);
-  }
-  window_ = std::make_unique<SlidingWindow>(tokens);  // a window that never fills: plain causal attention
-  window_->begin(backbone, sink_ids_);
-  auto outputs = window_->prefill(backbone, inputs);
-  for (size_t k = 0; k < fed.size(); ++k) {
-    VisualUnit u = kept[fed[k]];
-    const Held& h = held_[clip[fed[k]]];  // the block keeps the frames and times it shows
-    u.first_frame = h.first_frame, u.last_frame = h.last_frame, u.start_time = h.start_time, u.end_time = h.end_time;
-    question_bank_->add(rekv_unit_block(u, std::move(outputs[k])));
-  }
 }
 
 const MemoryBank* Fluxmem::prepare_for_question(Backbone& backbone, const QuestionInfo& question, MemoryBank& bank) {
@@ -144,7 +103,8 @@ const MemoryBank* Fluxmem::prepare_for_question(Backbone& backbone, const Questi
   if (clip.empty()) return question_bank_.get();  // a question before the first frame: the prompt alone
 
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<VisualUnit> units = run_vision(backbone, clip, question.time);
+  const std::vector<VisualUnit> units =
+      held_.vision(backbone, clip, question.time, static_cast<int64_t>(sink_ids_.size()), fed_frames_, "fluxmem");
   vision_s_ = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
@@ -160,7 +120,7 @@ const MemoryBank* Fluxmem::prepare_for_question(Backbone& backbone, const Questi
   reduce_s_ = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  prefill(backbone, kept, clip);
+  window_ = held_.prefill(backbone, sink_ids_, kept, clip, *question_bank_);
   prefill_s_ = seconds_since(t0);
   return question_bank_.get();
 }

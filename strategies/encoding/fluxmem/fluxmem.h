@@ -19,6 +19,7 @@
 
 #include "core/config/schema.h"
 #include "engine/strategy.h"
+#include "strategies/kit/held_frames.h"
 #include "strategies/kit/sliding_window.h"
 
 namespace svqa {
@@ -66,22 +67,15 @@ class Fluxmem final : public EncodingStrategy {
   void add_record_fields(nlohmann::json& extra) const override;
 
  private:
-  struct Held {
-    at::Tensor rgb;  // uint8 [f, H, W, 3], a copy
-    int64_t first_frame = 0, last_frame = 0;
-    double start_time = 0, end_time = 0;
-  };
   // The question's clip: held units starting at or after `window_start`, the last max_frames' worth.
   std::vector<size_t> clip_units(double window_start) const;
-  std::vector<VisualUnit> run_vision(Backbone& backbone, const std::vector<size_t>& clip, double question_time);
-  void prefill(Backbone& backbone, const std::vector<VisualUnit>& kept, const std::vector<size_t>& clip);
+  size_t units_held() const;  // max_frames' worth
 
   FluxmemOptions options_;
   std::vector<int64_t> sink_ids_;
   int64_t frames_per_unit_ = 2;
   bool mrope_ = true;  // Qwen2.5-VL: grid cells and kept positions from mRoPE; LLaVA-OneVision: 1-D
-  double fps_ = 1;  // the stream's rate, for the clip's temporal positions
-  std::vector<Held> held_;
+  HeldFrames held_;
   std::unique_ptr<SlidingWindow> window_;  // the question's [sinks | kept tokens], plain causal
   std::unique_ptr<MemoryBank> question_bank_;
   int64_t next_position_ = 0;

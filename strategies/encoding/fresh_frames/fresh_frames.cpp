@@ -7,7 +7,6 @@
 
 #include "engine/visual_units.h"
 #include "core/nn/rope.h"
-#include "strategies/kit/unit_block.h"
 #include "strategies/kit/uniform_indices.h"
 
 namespace svqa {
@@ -36,20 +35,14 @@ void FreshFrames::begin_stream(Backbone& backbone, const std::vector<int64_t>& s
 
 void FreshFrames::encode(Backbone& backbone, const std::vector<VisualUnit>& units, MemoryBank& bank) {
   (void)backbone, (void)bank;
-  for (const auto& u : units) {
-    if (u.end_time > u.start_time && frames_per_unit_ > 1) fps_ = static_cast<double>(frames_per_unit_ - 1) / (u.end_time - u.start_time);
-    held_.push_back({u.rgb.clone(), u.first_frame, u.last_frame, u.start_time, u.end_time});
-  }
-  // `recent` never needs more than its last N frames.
-  if (options_.sampling == "recent" && static_cast<int64_t>(held_.size()) > units_wanted())
-    held_.erase(held_.begin(), held_.end() - units_wanted());
+  held_.add(units, frames_per_unit_);
+  if (options_.sampling == "recent") held_.keep_last(static_cast<size_t>(units_wanted()));  // never needs more
 }
 
 std::vector<size_t> FreshFrames::chosen_units(double window_start) const {
   // The held units inside the question's context window: a suffix of held_ (held in time order).
-  const auto first = std::find_if(held_.begin(), held_.end(), [&](const Held& h) { return h.start_time >= window_start; });
-  const int64_t skip = first - held_.begin();
-  const int64_t n = static_cast<int64_t>(held_.size()) - skip, k = std::min(n, units_wanted());
+  const auto skip = static_cast<int64_t>(held_.first_starting_at(window_start));
+  const int64_t n = static_cast<int64_t>(held_.units().size()) - skip, k = std::min(n, units_wanted());
   std::vector<size_t> out;
   if (options_.sampling == "recent") {
     for (int64_t i = n - k; i < n; ++i) out.push_back(static_cast<size_t>(skip + i));
@@ -73,46 +66,20 @@ const MemoryBank* FreshFrames::prepare_for_question(Backbone& backbone, const Qu
   }
   // Vision: the chosen frames as one fresh video laid out right after the sinks.
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<at::Tensor> rgb;
-  Frames frames;
-  for (const size_t i : chosen) {
-    const Held& h = held_[i];
-    if (h.end_time > question.time) throw std::logic_error("fresh_frames: a held frame ends after its question");
-    rgb.push_back(h.rgb);
-    for (int64_t f = h.first_frame; f <= h.last_frame; ++f) {
-      fed_frames_.push_back(f);
-      frames.timestamps.push_back(h.start_time + static_cast<double>(f - h.first_frame) / fps_);
-    }
-  }
-  frames.rgb = at::cat(rgb);
-  frames.fps = fps_;
-  const int64_t count = frames.rgb.size(0);
-  VisualUnitMaker maker(backbone, frames);
-  std::vector<VisualUnit> units = maker.make(0, count, n_init, n_init);
+  const std::vector<VisualUnit> units = held_.vision(backbone, chosen, question.time, n_init, fed_frames_, "fresh_frames");
   vision_s_ = seconds_since(t0);
 
   // Prefill: plain causal attention over [sinks | units] (a window that never fills).
   t0 = std::chrono::steady_clock::now();
-  std::vector<WindowInput> inputs;
-  int64_t tokens = n_init;
-  for (const auto& u : units) inputs.push_back({u.tokens, u.positions, u.deepstack}), tokens += u.tokens.size(0);
-  window_ = std::make_unique<SlidingWindow>(tokens);
-  window_->begin(backbone, sink_ids_);
-  auto outputs = window_->prefill(backbone, inputs);
-  for (size_t i = 0; i < units.size(); ++i) {
-    const Held& h = held_[chosen[i]];  // the block keeps the frames and times it shows
-    units[i].first_frame = h.first_frame, units[i].last_frame = h.last_frame;
-    units[i].start_time = h.start_time, units[i].end_time = h.end_time;
-    next_position_ = std::max(next_position_, svqa::next_position(units[i].positions));
-    question_bank_->add(rekv_unit_block(units[i], std::move(outputs[i])));
-  }
+  window_ = held_.prefill(backbone, sink_ids_, units, chosen, *question_bank_);
+  for (const auto& u : units) next_position_ = std::max(next_position_, svqa::next_position(u.positions));
   prefill_s_ = seconds_since(t0);
   return question_bank_.get();
 }
 
 void FreshFrames::add_record_fields(nlohmann::json& extra) const {
   int64_t held_bytes = 0, held_frames = 0;
-  for (const auto& h : held_) held_bytes += h.rgb.numel(), held_frames += h.rgb.size(0);
+  for (const auto& h : held_.units()) held_bytes += h.rgb.numel(), held_frames += h.rgb.size(0);
   extra["fresh_frames"] = {{"sampling", options_.sampling}, {"frames_fed", fed_frames_},
                            {"frames_held", held_frames}, {"held_bytes", held_bytes},
                            {"vision_s", vision_s_}, {"prefill_s", prefill_s_}};

@@ -18,6 +18,7 @@
 
 #include "core/config/schema.h"
 #include "engine/strategy.h"
+#include "strategies/kit/held_frames.h"
 #include "strategies/kit/sliding_window.h"
 
 namespace svqa {
@@ -54,11 +55,6 @@ class FreshFrames final : public EncodingStrategy {
   void add_record_fields(nlohmann::json& extra) const override;
 
  private:
-  struct Held {
-    at::Tensor rgb;  // uint8 [f, H, W, 3], a copy (not a view of the chunk)
-    int64_t first_frame = 0, last_frame = 0;
-    double start_time = 0, end_time = 0;
-  };
   // Indices into held_ of the units the question is answered from, in time order.
   std::vector<size_t> chosen_units(double window_start) const;  // of those starting at or after window_start
   int64_t units_wanted() const;
@@ -66,8 +62,7 @@ class FreshFrames final : public EncodingStrategy {
   FreshFramesOptions options_;
   std::vector<int64_t> sink_ids_;
   int64_t frames_per_unit_ = 1;
-  double fps_ = 1;  // the stream's rate, for Qwen2.5-VL's temporal positions
-  std::vector<Held> held_;
+  HeldFrames held_;
   std::unique_ptr<SlidingWindow> window_;  // the question's [sinks | frames], plain causal (never full)
   std::unique_ptr<MemoryBank> question_bank_;
   int64_t next_position_ = 0;

@@ -185,26 +185,29 @@ WindowHooks StreamkvSegments::guidance_hooks(Backbone& backbone, const std::vect
                             AttentionMask{true, n_local, 0});
     const auto g = grouped_query(qkv.q.to(at::kFloat).mean(0), qkv.k.size(1));  // un-rotated
     for (int64_t i = 0; i < frames; ++i) reps.push_back(mean_key_representative(blocks[i].k));
-    scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g).to(at::kCPU);
+    scores[static_cast<size_t>(l)] = at::matmul(at::stack(reps), g);  // read back once, in layer_keep
     return out.out;
   };
   return hooks;
 }
 
-std::vector<std::vector<bool>> StreamkvSegments::layer_keep(const std::vector<at::Tensor>& scores, int64_t layers,
-                                                            int64_t frames, SegmentRecord& record) const {
+std::vector<std::vector<bool>> StreamkvSegments::layer_keep(const std::vector<at::Tensor>& device_scores,
+                                                            int64_t layers, int64_t frames, SegmentRecord& record) const {
   std::vector<std::vector<bool>> keep(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(frames), true));
   if (options_.keep_fraction >= 1.0) {
     record.kept.assign(static_cast<size_t>(layers), frames);
     return keep;
   }
+  // Every layer's scores back to the host in one copy (on a GPU one wait per segment, not one per layer).
+  const std::vector<at::Tensor> scores = at::stack(device_scores).to(at::kCPU, at::kFloat).contiguous().unbind(0);
   record.kept = allocation(scores, frames);
   for (int64_t l = 0; l < layers; ++l) {
     const auto& s = scores[static_cast<size_t>(l)];
     record.scores.emplace_back(s.data_ptr<float>(), s.data_ptr<float>() + frames);
     const auto top = std::get<1>(at::topk(s, record.kept[static_cast<size_t>(l)])).contiguous();
     keep[static_cast<size_t>(l)].assign(static_cast<size_t>(frames), false);
-    for (int64_t j = 0; j < top.size(0); ++j) keep[static_cast<size_t>(l)][static_cast<size_t>(top[j].item<int64_t>())] = true;
+    const int64_t* chosen = top.data_ptr<int64_t>();
+    for (int64_t j = 0; j < top.size(0); ++j) keep[static_cast<size_t>(l)][static_cast<size_t>(chosen[j])] = true;
   }
   return keep;
 }
