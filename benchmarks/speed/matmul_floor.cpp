@@ -49,11 +49,13 @@ double MatmulFloor::linear_seconds() {
   return linear_ = per_layer * static_cast<double>(shape_.layers);
 }
 
-double MatmulFloor::peak_flops_per_second() {
+double matmul_peak_flops(const at::TensorOptions& options, int repeats) {
   const int64_t n = 2048;
-  const auto a = at::randn({n, n}, options_), b = at::randn({n, n}, options_);
-  return 2.0 * static_cast<double>(n * n * n) / best_of(a, b, true);
+  const auto a = at::randn({n, n}, options), b = at::randn({n, n}, options);
+  return 2.0 * static_cast<double>(n * n * n) / fastest_seconds([&] { return at::linear(a, b); }, repeats);
 }
+
+double MatmulFloor::peak_flops_per_second() { return matmul_peak_flops(options_, repeats_); }
 
 double MatmulFloor::attention_seconds(int64_t keys) {
   const auto cached = attention_.find(keys);

@@ -28,6 +28,9 @@ struct FrameFlops {
 // A frame of `tokens` tokens whose queries see `keys` keys (their own included).
 FrameFlops frame_flops(const DecoderShape& shape, int64_t tokens, int64_t keys);
 
+// FLOP/s of one large square matmul (2048³), fastest of `repeats` after a warm-up call.
+double matmul_peak_flops(const at::TensorOptions& options, int repeats = 3);
+
 class MatmulFloor {
  public:
   // Each shape is timed `repeats` times after one warm-up call; the fastest counts.
@@ -39,7 +42,7 @@ class MatmulFloor {
   // per kv head ([kv, group·tokens, d] × [kv, d, keys], then × [kv, keys, d]). Cached per `keys`.
   double attention_seconds(int64_t keys);
   double seconds(int64_t keys) { return linear_seconds() + attention_seconds(keys); }
-  // FLOP/s of one large square matmul (2048³): what the machine does at best. Attention at these
+  // matmul_peak_flops at this dtype and device: what the machine does at best. Attention at these
   // shapes (inner dimension head_dim) runs well below it as a plain bmm, and a fused kernel that
   // never writes the score matrix can beat the per-shape floor above; this one it cannot.
   double peak_flops_per_second();
