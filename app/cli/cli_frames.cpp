@@ -36,9 +36,10 @@ nlohmann::json frames_report(int64_t count, int64_t height, int64_t width, doubl
 
 // The source read a frame at a time (decoded on its own thread), each frame written to `out` as
 // it comes: memory holds the decode queue however long the video.
-nlohmann::json streamed(const std::string& source, double fps, const VideoSampling& sampling, const std::string& out) {
+nlohmann::json streamed(const std::string& source, double fps, const VideoSampling& sampling, const std::string& out,
+                        int decode_threads) {
   constexpr int64_t kPiece = 1;  // a frame at a time: written from the decoded frame itself, nothing copied
-  auto reader = open_frame_reader(source, fps, sampling);
+  auto reader = open_frame_reader(source, fps, sampling, {}, decode_threads);
   std::unique_ptr<NpyWriter> writer;
   if (!out.empty()) writer = std::make_unique<NpyWriter>(out);
   std::vector<double> timestamps, presented;
@@ -101,7 +102,10 @@ int cmd_frames(int argc, const char* const* argv) {
       "preprocess", "JSON file (an export manifest) whose \"image\" object is the image spec",
       cxxopts::value<std::string>())(
       "out", "write .npy: the preprocessed pixels with --preprocess, else the RGB frames [N,H,W,3] uint8",
-      cxxopts::value<std::string>())("h,help", "show this help");
+      cxxopts::value<std::string>())(
+      "decode-threads", "a video decoder's threads (0: FFmpeg's choice, the cores + 1; `svqa run` on the CPU gives "
+                        "it the cores its model leaves)",
+      cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
   options.parse_positional({"source"});
   options.positional_help("SOURCE");
   const auto args = options.parse(argc, argv);
@@ -117,13 +121,15 @@ int cmd_frames(int argc, const char* const* argv) {
       video_sampling_options(args["frame-times"].as<std::string>(), args["frame-step"].as<std::string>());
   const std::string source = args["source"].as<std::string>();
   const std::string out = args.count("out") ? args["out"].as<std::string>() : "";
+  const int decode_threads = args["decode-threads"].as<int>();
+  if (decode_threads < 0 || decode_threads > 64) throw UsageError("--decode-threads: expected 0 to 64");
 
   // Read the spec first: a bad spec file fails before a long decode.
   nlohmann::json report;
   if (args.count("preprocess"))
     report = preprocessed(source, fps, sampling, read_image_spec(args["preprocess"].as<std::string>()), out);
   else
-    report = streamed(source, fps, sampling, out);
+    report = streamed(source, fps, sampling, out, decode_threads);
   std::cout << report.dump() << "\n";
   return 0;
 }

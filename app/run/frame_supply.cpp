@@ -1,6 +1,9 @@
 #include "app/run/frame_supply.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -9,9 +12,15 @@
 namespace svqa {
 
 std::unique_ptr<FrameReader> stream_frames(const Stream& stream, double fps, const VideoSampling& sampling,
-                                           FramePreparer prepare) {
+                                           FramePreparer prepare, int decode_threads) {
   if (stream.source_fps > 0) return held_frame_reader(resample_frames(read_frames(stream.video, stream.source_fps), fps));
-  return open_frame_reader(stream.video, fps, sampling, std::move(prepare));
+  return open_frame_reader(stream.video, fps, sampling, std::move(prepare), decode_threads);
+}
+
+int decode_threads_beside(const Backbone& backbone) {
+  if (!backbone.device().is_cpu()) return 0;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores - at::get_num_threads() - 1);
 }
 
 FramePreparer frame_preparer(const Backbone& backbone) {

@@ -180,7 +180,8 @@ class StreamRunner {
       return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
                                               frames ? std::move(frames)
                                                      : stream_frames(stream, cfg_.header.stream.fps, video_sampling(),
-                                                                     frame_preparer(*backbone_)),
+                                                                     frame_preparer(*backbone_),
+                                                                     decode_threads_beside(*backbone_)),
                                               prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
                                               frame_rule_from_name(cfg_.header.stream.frames_before_question,
                                                                    video_sampling().times),
@@ -208,7 +209,8 @@ class StreamRunner {
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     std::unique_ptr<FrameReader> frames;
     try {
-      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_));
+      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_),
+                             decode_threads_beside(*backbone_));
     } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
       for (const auto& q : questions)
         if (!done(q)) record(fault_record(stream.id, q, e.what()));

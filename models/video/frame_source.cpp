@@ -103,17 +103,21 @@ class FrameDecoder {
 // A video file's frames as its selector keeps them.
 class VideoDecoder final : public FrameDecoder {
  public:
-  VideoDecoder(const std::string& path, const SelectorMaker& make_selector) : path_(path), file_(path) {
+  VideoDecoder(const std::string& path, const SelectorMaker& make_selector, int decode_threads = 0)
+      : path_(path), file_(path, decode_threads) {
     selector_ = make_selector(file_.info());
     fps = selector_->fps;
     expected = selector_->expected;
   }
-  VideoDecoder(const std::string& path, double target_fps, const VideoSampling& sampling)
-      : VideoDecoder(path, [&](const VideoInfo& info) {
-          if (sampling.times == FrameTimes::Stride && !(std::isfinite(info.avg_fps) && info.avg_fps > 0))
-            throw source_error(path, "the video states no frame rate (expected a positive average fps)");
-          return frame_selector(sampling, target_fps, info);
-        }) {
+  VideoDecoder(const std::string& path, double target_fps, const VideoSampling& sampling, int decode_threads)
+      : VideoDecoder(
+            path,
+            [&](const VideoInfo& info) {
+              if (sampling.times == FrameTimes::Stride && !(std::isfinite(info.avg_fps) && info.avg_fps > 0))
+                throw source_error(path, "the video states no frame rate (expected a positive average fps)");
+              return frame_selector(sampling, target_fps, info);
+            },
+            decode_threads) {
     stamped_at_pts = sampling.times == FrameTimes::Presented;
   }
 
@@ -214,12 +218,11 @@ Frames read_npy_frames(const std::string& path, double target_fps) {
   return out;
 }
 
-// The next frame of `decoder`, prepared by `prepare` if there is one (on the decode thread).
-bool next_prepared(FrameDecoder& decoder, const FramePreparer& prepare, QueuedFrame& frame) {
-  if (!decoder.next(frame)) return false;
-  if (!prepare) return true;
+// The next decoded frame, prepared by `prepare` for a clip of `clip_frames` (on the prepare thread).
+bool next_prepared(DecodeAhead& decoded, const FramePreparer& prepare, int64_t clip_frames, QueuedFrame& frame) {
+  if (!decoded.pop(frame)) return false;
   try {
-    frame.prepared = prepare(frame.rgb.unsqueeze(0), decoder.expected);
+    frame.prepared = prepare(frame.rgb.unsqueeze(0), clip_frames);
   } catch (const std::exception&) {
     frame.prepared = at::Tensor();  // left to the reader's caller, which says what is wrong
   }
@@ -235,16 +238,21 @@ at::Tensor joined(const std::vector<at::Tensor>& each) {
 }
 
 // Frames of a decoder that runs ahead on its own thread (DecodeAhead), as many taken from its
-// queue as upcoming_time() looked at.
+// queue as upcoming_time() looked at. With a preparer, preprocessing runs on a second thread of its
+// own behind the decoder's, so that neither waits for the other (decoding a 720p frame and resizing
+// it for the tower take about as long).
 class DecodingReader final : public FrameReader {
  public:
   DecodingReader(std::unique_ptr<FrameDecoder> decoder, FramePreparer prepare)
       : decoder_(std::move(decoder)),
         prepare_(std::move(prepare)),
         stamped_at_pts_(decoder_->stamped_at_pts),
-        ahead_queue_([this](QueuedFrame& f) { return next_prepared(*decoder_, prepare_, f); }, kQueueBytes) {
+        decoded_([this](QueuedFrame& f) { return decoder_->next(f); }, prepare_ ? kHandOverBytes : kQueueBytes) {
     fps_ = decoder_->fps;
     expected_ = decoder_->expected;
+    if (prepare_)
+      prepared_ = std::make_unique<DecodeAhead>(
+          [this](QueuedFrame& f) { return next_prepared(decoded_, prepare_, expected_, f); }, kQueueBytes);
   }
   std::optional<double> upcoming_time(int64_t k) override {
     while (static_cast<int64_t>(ahead_.size()) <= k && take_one()) {
@@ -273,12 +281,13 @@ class DecodingReader final : public FrameReader {
   }
 
  private:
-  // Decoded frames waiting in the queue, at most (720p: 48 frames).
-  static constexpr int64_t kQueueBytes = int64_t{128} << 20;
+  // Frames waiting for the reader, at most (720p: 48 frames), and, with a preparer, decoded frames
+  // waiting for it (720p: 12).
+  static constexpr int64_t kQueueBytes = int64_t{128} << 20, kHandOverBytes = int64_t{32} << 20;
 
   bool take_one() {
     QueuedFrame f;
-    if (ended_ || !ahead_queue_.pop(f)) return !(ended_ = true);
+    if (ended_ || !(prepared_ ? prepared_->pop(f) : decoded_.pop(f))) return !(ended_ = true);
     ahead_.push_back(std::move(f));
     return true;
   }
@@ -288,7 +297,8 @@ class DecodingReader final : public FrameReader {
   const bool stamped_at_pts_;
   std::deque<QueuedFrame> ahead_;
   bool ended_ = false;
-  DecodeAhead ahead_queue_;  // last: its thread stops before the decoder goes
+  DecodeAhead decoded_;                     // after the decoder: its thread stops before the decoder goes
+  std::unique_ptr<DecodeAhead> prepared_;  // last: stops before the queue it reads from
 };
 
 // Frames already in memory, handed out in pieces (views).
@@ -332,9 +342,9 @@ SourceKind source_kind(const std::string& path, double target_fps) {
 }
 
 std::unique_ptr<FrameDecoder> open_decoder(const std::string& path, double target_fps, bool directory,
-                                           const VideoSampling& sampling) {
+                                           const VideoSampling& sampling, int decode_threads = 0) {
   if (directory) return std::make_unique<ImageDirectoryDecoder>(path, target_fps);
-  return std::make_unique<VideoDecoder>(path, target_fps, sampling);
+  return std::make_unique<VideoDecoder>(path, target_fps, sampling, decode_threads);
 }
 
 }  // namespace
@@ -346,11 +356,11 @@ Frames read_frames(const std::string& path, double target_fps, const VideoSampli
 }
 
 std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps, const VideoSampling& sampling,
-                                               FramePreparer prepare) {
+                                               FramePreparer prepare, int decode_threads) {
   const SourceKind kind = source_kind(path, target_fps);
   if (kind == SourceKind::Npy) return held_frame_reader(read_npy_frames(path, target_fps));
-  return std::make_unique<DecodingReader>(open_decoder(path, target_fps, kind == SourceKind::Directory, sampling),
-                                          std::move(prepare));
+  return std::make_unique<DecodingReader>(
+      open_decoder(path, target_fps, kind == SourceKind::Directory, sampling, decode_threads), std::move(prepare));
 }
 
 std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector) {

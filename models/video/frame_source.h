@@ -63,15 +63,17 @@ class FrameReader {
 
 // A frame ([1, H, W, 3] uint8) as the model takes it ([1, ...]), for a clip of `clip_frames`
 // frames (the source's expected frame count): a backbone's resize and normalisation, run on the
-// decode thread. A frame it throws on is left unprepared (its reader's caller prepares it, and
+// prepare thread. A frame it throws on is left unprepared (its reader's caller prepares it, and
 // says what is wrong where it would have).
 using FramePreparer = std::function<at::Tensor(const at::Tensor& rgb, int64_t clip_frames)>;
 
 // `path` as read_frames takes it. Throws as read_frames when the source cannot be opened.
-// Decoding (and `prepare`, if given: Frames::prepared) runs on a thread of its own, a bounded
-// queue of frames ahead of the reader.
+// Decoding runs on a thread of its own, a bounded queue of frames ahead of the reader, and
+// `prepare`, if given (Frames::prepared), on a second one behind it. `decode_threads`: a video
+// decoder's threads (0: FFmpeg's choice).
 std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, double target_fps,
-                                               const VideoSampling& sampling = {}, FramePreparer prepare = {});
+                                               const VideoSampling& sampling = {}, FramePreparer prepare = {},
+                                               int decode_threads = 0);
 // A video file sampled by a selector made once the file is open (an index rule: index_selector).
 std::unique_ptr<FrameReader> open_video_reader(const std::string& path, const SelectorMaker& selector);
 // Frames already in memory (e.g. resampled), handed out as views.

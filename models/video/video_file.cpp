@@ -181,7 +181,7 @@ struct VideoFile::State {
   }
 };
 
-VideoFile::VideoFile(const std::string& path) : state_(std::make_unique<State>()) {
+VideoFile::VideoFile(const std::string& path, int decode_threads) : state_(std::make_unique<State>()) {
   quiet_ffmpeg();
   State& s = *state_;
   s.path = path;
@@ -196,7 +196,7 @@ VideoFile::VideoFile(const std::string& path) : state_(std::make_unique<State>()
   s.packet = av_packet_alloc();
   s.frame = av_frame_alloc();
   if (!s.codec || !s.packet || !s.frame) throw std::bad_alloc();
-  s.codec->thread_count = 0;  // FFmpeg picks the threads
+  s.codec->thread_count = decode_threads;  // 0: FFmpeg picks
   if (avcodec_parameters_to_context(s.codec, st->codecpar) < 0 || avcodec_open2(s.codec, decoder, nullptr) < 0)
     throw video_error(path, std::string("cannot open the ") + decoder->name + " decoder");
   s.time_base = st->time_base;

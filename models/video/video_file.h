@@ -29,7 +29,8 @@ struct DecodedFrame {
 class VideoFile {
  public:
   // Throws std::runtime_error "PATH: what" when the file cannot be opened as a video.
-  explicit VideoFile(const std::string& path);
+  // `decode_threads`: the decoder's threads (0: FFmpeg's choice, the cores + 1).
+  explicit VideoFile(const std::string& path, int decode_threads = 0);
   ~VideoFile();
   VideoFile(const VideoFile&) = delete;
   VideoFile& operator=(const VideoFile&) = delete;

@@ -128,6 +128,17 @@ def test_presented_rule_matches_pyav(svqa_bin, root, videos, tmp_path, name, fps
         assert diff.max() <= 3 and np.mean(diff) < 1.0, (diff.max(), np.mean(diff))
 
 
+@pytest.mark.parametrize("name", ["vfr_h264.mp4", "dropped_hevc.mkv"])
+def test_decode_threads_change_nothing_but_speed(svqa_bin, root, videos, tmp_path, name):
+    """`svqa run` on the CPU decodes with the cores its model leaves (often one thread): the same frames."""
+    auto, auto_rgb = svqa_frames(svqa_bin, root, videos / name, tmp_path / "auto.npy", "--fps", 7)
+    one, one_rgb = svqa_frames(svqa_bin, root, videos / name, tmp_path / "one.npy", "--fps", 7, "--decode-threads", 1)
+    assert one == auto and np.array_equal(one_rgb, auto_rgb)
+    r = subprocess.run([str(svqa_bin), "frames", str(videos / name), "--decode-threads", "65"], cwd=root,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--decode-threads: expected 0 to 64" in r.stderr
+
+
 def test_files_are_what_they_claim(videos):
     """The test set itself: variable rate, a gap, a start time past 0, a file cut short."""
     vfr, _ = pyav_frames(videos / "vfr_h264.mp4")
