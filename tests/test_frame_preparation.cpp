@@ -1,6 +1,6 @@
-// Frames prepared for the model on the decode thread (issue 35): each frame resized and normalised
-// alone, as it is decoded, then the clip's patches made from them, is bit for bit the preprocessing
-// of the clip at once; and the preparer runs on the reader's decode thread, not the caller's.
+// Frames prepared for the model as they are decoded (issue 35): each frame resized and normalised
+// alone, then the clip's patches made from them, is bit for bit the preprocessing of the clip at
+// once; and the preparer runs on a thread of the reader's (behind its decode thread), not the caller's.
 
 #include <catch2/catch.hpp>
 
@@ -61,7 +61,7 @@ TEST_CASE("frames prepared one at a time are bit for bit the clip preprocessed a
   }
 }
 
-TEST_CASE("a reader's preparer runs on its decode thread and gives each frame's preparation", "[frames][preprocess]") {
+TEST_CASE("a reader's preparer runs on a thread of its own and gives each frame's preparation", "[frames][preprocess]") {
   const auto dir = std::filesystem::path(test::temp_dir("prepared"));
   std::filesystem::create_directories(dir);
   const std::string video = (dir / "clip.avi").string();

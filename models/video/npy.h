@@ -44,6 +44,7 @@ class NpyWriter {
   std::vector<int64_t> row_shape_;
   int64_t rows_ = 0;
   int64_t written_back_ = 0;  // bytes the kernel was asked to write back (start_writeback)
+  int64_t dropped_ = 0;       // bytes written and dropped from the page cache
 };
 
 }  // namespace svqa
