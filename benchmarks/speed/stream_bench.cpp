@@ -290,8 +290,7 @@ void add_window_floor(nlohmann::json& out, MeasuredStream& stream, const TorchSc
   const auto& t = backbone.manifest().text;
   const DecoderShape shape{t.num_layers, t.hidden_size, t.num_heads, t.num_kv_heads, t.head_dim, mlp_width};
   MatmulFloor floor(shape, stream.tokens_per_unit, backbone.dtype(), backbone.device());
-  // The faster of the peaks measured before and after the stream: a machine whose speed drifts
-  // (a shared VM) then never flatters the ratios against it.
+  // The faster of the peaks before and after the stream: a drifting machine never flatters a ratio.
   out["peak_flops_per_s"] = std::max(peak_before, floor.peak_flops_per_second());
   for (auto& f : stream.frames) {
     const int64_t keys = f["keys"].get<int64_t>();
