@@ -49,13 +49,16 @@ double MatmulFloor::linear_seconds() {
   return linear_ = per_layer * static_cast<double>(shape_.layers);
 }
 
-double matmul_peak_flops(const at::TensorOptions& options, int repeats) {
+double matmul_peak_flops(at::ScalarType dtype, at::Device device, int repeats) {
   const int64_t n = 2048;
+  const auto options = at::TensorOptions().dtype(dtype).device(device);
   const auto a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   return 2.0 * static_cast<double>(n * n * n) / fastest_seconds([&] { return at::linear(a, b); }, repeats);
 }
 
-double MatmulFloor::peak_flops_per_second() { return matmul_peak_flops(options_, repeats_); }
+double MatmulFloor::peak_flops_per_second() {
+  return matmul_peak_flops(options_.dtype().toScalarType(), options_.device(), repeats_);
+}
 
 double MatmulFloor::attention_seconds(int64_t keys) {
   const auto cached = attention_.find(keys);

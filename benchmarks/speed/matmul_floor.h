@@ -29,7 +29,7 @@ struct FrameFlops {
 FrameFlops frame_flops(const DecoderShape& shape, int64_t tokens, int64_t keys);
 
 // FLOP/s of one large square matmul (2048³), fastest of `repeats` after a warm-up call.
-double matmul_peak_flops(const at::TensorOptions& options, int repeats = 3);
+double matmul_peak_flops(at::ScalarType dtype, at::Device device, int repeats = 3);
 
 class MatmulFloor {
  public:

@@ -15,10 +15,10 @@
 #include "benchmarks/speed/export_measures.h"
 #include "benchmarks/speed/matmul_floor.h"
 #include "benchmarks/speed/process_memory.h"
-#include "core/nn/large_allocations.h"
 #include "benchmarks/speed/vision_floor.h"
 #include "core/config/runtime.h"
 #include "core/config/schema.h"
+#include "core/nn/large_allocations.h"
 #include "engine/question_answerer.h"
 #include "engine/visual_units.h"
 #include "core/nn/op_counter.h"
@@ -372,7 +372,7 @@ nlohmann::json run_stream_bench(const StreamBenchOptions& o) {
   if (o.vision_memory_frames > 0) return {{"vision_memory", vision_memory(backbone, o, p.unit, p.n_init)}};
 
   warm_up(backbone, o, p);
-  const double peak_before = o.floor && !windowless ? matmul_peak_flops(at::TensorOptions().dtype(backbone.dtype()).device(backbone.device())) : 0;
+  const double peak_before = o.floor && !windowless ? matmul_peak_flops(backbone.dtype(), backbone.device()) : 0;
   nlohmann::json out;
   out["load_s"] = seconds_since(t_load);
   const ProcessMemory loaded = process_memory();
