@@ -178,10 +178,7 @@ class StreamRunner {
     EncodingStrategy& encoder = snapshot ? snapshot->encoder() : *encoder_;
     auto fresh = [&] {  // a new reader each time but the first (frames are decoded as the stream advances)
       return std::make_unique<StreamEncoding>(*backbone_, encoder, *retrieval_,
-                                              frames ? std::move(frames)
-                                                     : stream_frames(stream, cfg_.header.stream.fps, video_sampling(),
-                                                                     frame_preparer(*backbone_),
-                                                                     decode_threads_beside(*backbone_)),
+                                              frames ? std::move(frames) : video_frames(stream),
                                               prompts_.sink_ids, bank_options(stream), cfg_.header.stream.chunk_frames,
                                               frame_rule_from_name(cfg_.header.stream.frames_before_question,
                                                                    video_sampling().times),
@@ -209,8 +206,7 @@ class StreamRunner {
     auto done = [&](const Question& q) { return predictions_.done(stream.id, q.id); };
     std::unique_ptr<FrameReader> frames;
     try {
-      frames = stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_),
-                             decode_threads_beside(*backbone_));
+      frames = video_frames(stream);
     } catch (const std::exception& e) {  // the input's fault, not the method's: asked again by the next run
       for (const auto& q : questions)
         if (!done(q)) record(fault_record(stream.id, q, e.what()));
@@ -296,6 +292,13 @@ class StreamRunner {
     if (live_progress_ && step.frames > 0) redraw_line(log_, "");
     totals_.encode_seconds += step.seconds;
     return step;
+  }
+
+  // The stream's frames as this run reads them: its rate and sampling rule, the backbone's
+  // preprocessing on its own thread, the decoder on the cores the model leaves.
+  std::unique_ptr<FrameReader> video_frames(const Stream& stream) const {
+    return stream_frames(stream, cfg_.header.stream.fps, video_sampling(), frame_preparer(*backbone_),
+                         decode_threads_beside(*backbone_));
   }
 
   VideoSampling video_sampling() const {
